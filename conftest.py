@@ -1,0 +1,65 @@
+"""Shared fixtures: the throwaway database and a named cast per tenant."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_blocker: Any) -> None:
+    """Start the throwaway embedded server (config/testing.py) and migrate it as the owner."""
+    if not os.environ.get("DATABASE_URL"):
+        from config.embedded_db import ensure_running
+
+        ensure_running(Path(os.environ["ANSWERDESK_PGDATA"]))
+    with django_db_blocker.unblock():
+        call_command("migrate", verbosity=0)
+
+
+@dataclass
+class Cast:
+    """One tenant and its people: an owner, an agent, and an outsider who must see nothing."""
+
+    tenant: Any
+    owner: Any
+    agent: Any
+    outsider: Any
+    public_id: int
+    customer_id: int
+    internal_id: int
+
+
+def _make_cast(slug: str) -> Cast:
+    from django.contrib.auth import get_user_model
+
+    from tenants import actions
+    from tenants.models import Audience
+
+    User = get_user_model()
+    tenant, _ = actions.tenant_get_or_create(slug=slug)
+    owner, _ = User.objects.get_or_create(username=f"{slug}-owner", defaults={"is_staff": True})
+    agent, _ = User.objects.get_or_create(username=f"{slug}-agent", defaults={"is_staff": True})
+    outsider, _ = User.objects.get_or_create(username=f"{slug}-outsider", defaults={"is_staff": True})
+    for user in (owner, agent, outsider):
+        user.set_password("pw")
+        user.save()
+    actions.membership_grant(tenant=tenant, user=owner, role="owner", audience_slugs=["public", "customer", "internal"])
+    actions.membership_grant(tenant=tenant, user=agent, role="agent", audience_slugs=["public", "customer"])
+    ids = dict(Audience.objects.filter(tenant=tenant).values_list("slug", "id"))
+    return Cast(tenant, owner, agent, outsider, ids["public"], ids["customer"], ids["internal"])
+
+
+@pytest.fixture
+def acme(db: Any) -> Cast:
+    return _make_cast("acme")
+
+
+@pytest.fixture
+def globex(db: Any) -> Cast:
+    return _make_cast("globex")

@@ -1,0 +1,52 @@
+"""Documents mirror their raw-SQL table (`managed = False`).
+
+There is deliberately no Chunk model: chunk rows (text, vectors and anything derived from
+them) are read and written only through tenants.scope.TenantScope, so an ORM shortcut to
+another tenant's text does not exist to be misused. tests/test_source_lint.py enforces it.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from tenants.models import Audience, Tenant
+
+
+class Document(models.Model):
+    class SourceType(models.TextChoices):
+        DOC = "doc", "Documentation"
+        CHANGELOG = "changelog", "Changelog entry"
+        TICKET = "ticket", "Resolved ticket"
+        PDF = "pdf", "PDF"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        ARCHIVED = "archived", "Archived"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="documents")
+    audience = models.ForeignKey(Audience, on_delete=models.PROTECT, related_name="documents")
+    source_type = models.CharField(max_length=16, choices=SourceType.choices, default=SourceType.DOC)
+    slug = models.CharField(max_length=500)
+    title = models.CharField(max_length=500)
+    version = models.CharField(max_length=100, blank=True, default="")
+    effective_date = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    content_hash = models.CharField(max_length=64)
+    language = models.CharField(max_length=63, default="english")
+    source_path = models.CharField(max_length=1000, blank=True, default="")
+    chunk_count = models.IntegerField(default=0)
+    token_count = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        managed = False
+        db_table = "corpus_document"
+        ordering = ["tenant__slug", "source_type", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "source_type", "slug"], name="corpus_document_tenant_slug_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}:{self.source_type}/{self.slug}"

@@ -1,0 +1,131 @@
+"""The console's front door. Staff see the rows of their own tenants; superusers see all
+tenant metadata. Chunk text is not shown here at all: it is read only through the scope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from tenants import actions
+from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
+from tenants.rls import staff_tenant_ids
+
+
+class TenantScopedAdmin(admin.ModelAdmin):
+    """Rows of the tenants the staff user belongs to, and nothing else."""
+
+    tenant_field = "tenant"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{f"{self.tenant_field}__in": staff_tenant_ids(request.user)})
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if not request.user.is_superuser:
+            ids = staff_tenant_ids(request.user)
+            if db_field.related_model is Tenant:
+                kwargs["queryset"] = Tenant.objects.filter(id__in=ids)
+            elif db_field.related_model is Audience:
+                kwargs["queryset"] = Audience.objects.filter(tenant_id__in=ids)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Tenant)
+class TenantAdmin(TenantScopedAdmin):
+    tenant_field = "id"
+    list_display = ["slug", "name", "text_search_config", "created_at"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        created = actions.tenant_create(slug=obj.slug, name=obj.name, text_search_config=obj.text_search_config)
+        obj.pk = created.pk
+
+
+@admin.register(Audience)
+class AudienceAdmin(TenantScopedAdmin):
+    list_display = ["slug", "name", "tenant"]
+    list_filter = ["tenant"]
+    search_fields = ["slug", "name", "tenant__slug"]
+
+
+class MembershipAudienceInline(admin.TabularInline):
+    model = MembershipAudience
+    extra = 0
+    fields = ["audience"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(TenantScopedAdmin):
+    list_display = ["user", "tenant", "role", "audience_list", "created_at"]
+    list_filter = ["tenant", "role"]
+    search_fields = ["user__username", "user__email", "tenant__slug"]
+    inlines = [MembershipAudienceInline]
+
+    @admin.display(description="Audiences")
+    def audience_list(self, obj: Membership) -> str:
+        return ", ".join(a.slug for a in obj.audiences.all())
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        for instance in formset.save(commit=False):
+            instance.tenant_id = form.instance.tenant_id
+            instance.save()
+        for obj in formset.deleted_objects:
+            obj.delete()
+
+
+class ApiKeyAudienceInline(admin.TabularInline):
+    model = ApiKeyAudience
+    extra = 0
+    fields = ["audience"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(TenantScopedAdmin):
+    list_display = ["prefix", "name", "tenant", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["prefix", "name", "tenant__slug"]
+    fields = ["tenant", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    inlines = [ApiKeyAudienceInline]
+    actions = ["revoke"]
+
+    def get_inlines(self, request: HttpRequest, obj: ApiKey | None) -> list[Any]:
+        return self.inlines if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        issued = actions.api_key_create(tenant=obj.tenant, name=obj.name)
+        obj.pk = issued.api_key.pk
+        obj.prefix = issued.api_key.prefix
+        messages.warning(
+            request,
+            f"New key (shown once, only its hash is stored): {issued.raw_key}. It reads the public audience; "
+            "add audiences below.",
+        )
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        for instance in formset.save(commit=False):
+            instance.tenant_id = form.instance.tenant_id
+            instance.save()
+        for obj in formset.deleted_objects:
+            obj.delete()
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for api_key in queryset:
+            actions.api_key_revoke(api_key=api_key)
+        self.message_user(request, f"Revoked {queryset.count()} key(s).")

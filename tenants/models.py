@@ -1,0 +1,110 @@
+"""Tenants, audiences, memberships and API keys.
+
+The tables are created by raw SQL in migrations/ (docs/decisions/0003-raw-sql-migrations.md);
+these models mirror them (`managed = False`) so the ORM and the admin can use them.
+Writes live in tenants/actions.py, never in save() or signals.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    # A PostgreSQL text search configuration name (english, simple, german, ...).
+    text_search_config = models.CharField(max_length=63, default="english")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = "tenants_tenant"
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Audience(models.Model):
+    """Who may read a document: every document has one, every reader has a set."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="audiences")
+    slug = models.SlugField(max_length=63)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = "tenants_audience"
+        ordering = ["tenant__slug", "slug"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "slug"], name="tenants_audience_tenant_slug_uniq")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.slug}"
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        AGENT = "agent", "Support agent"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.AGENT)
+    audiences = models.ManyToManyField(Audience, through="MembershipAudience", related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = "tenants_membership"
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="tenants_membership_tenant_user_uniq")]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant.slug} ({self.role})"
+
+
+class MembershipAudience(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE)
+    audience = models.ForeignKey(Audience, on_delete=models.CASCADE)
+
+    class Meta:
+        managed = False
+        db_table = "tenants_membership_audience"
+
+
+class ApiKey(models.Model):
+    """A per-tenant key. Only a hash is stored; the prefix identifies it in lists and logs."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=200)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=128)
+    audiences = models.ManyToManyField(Audience, through="ApiKeyAudience", related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = "tenants_apikey"
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ApiKeyAudience(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE)
+    audience = models.ForeignKey(Audience, on_delete=models.CASCADE)
+
+    class Meta:
+        managed = False
+        db_table = "tenants_apikey_audience"
