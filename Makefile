@@ -35,9 +35,9 @@ run: demo
 	@echo "    admin console   http://$(HOST):$(PORT)/admin/"
 	@echo "    health          http://$(HOST):$(PORT)/health"
 	@echo ""
-	@$(PY) manage.py db_worker & worker=$$!; \
+	@$(PY) manage.py db_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
-	$(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT)
+	$(PY) -m uvicorn config.asgi:application --lifespan off --host $(HOST) --port $(PORT)
 
 test: install
 	$(PY) -m pytest
