@@ -76,6 +76,7 @@ def _start_server(pgdata: Path) -> None:
     from pgserver.utils import PostmasterInfo
 
     user = None
+    pgdata.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         # PostgreSQL refuses to run as root; pgserver's helpers create and use a system user.
         import pwd
@@ -89,10 +90,7 @@ def _start_server(pgdata: Path) -> None:
         read, execute = stat.S_IRGRP | stat.S_IROTH, stat.S_IXGRP | stat.S_IXOTH
         ensure_folder_permissions(POSTGRES_BIN_PATH, execute | read)
         ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", read)
-        pgdata.mkdir(parents=True, exist_ok=True)
         os.chown(pgdata, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)
-    else:
-        pgdata.mkdir(parents=True, exist_ok=True)
     if not (pgdata / "PG_VERSION").exists():
         initdb(["--auth=trust", "--auth-local=trust", "--encoding=utf8", "-U", "postgres"], pgdata=pgdata, user=user)
     info = PostmasterInfo.read_from_pgdata(pgdata)

@@ -156,7 +156,8 @@ class TenantScope:
             rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
         self._tripwire(rows)
         for row in rows:
-            del row["_scope_tenant"], row["_scope_audience"], row["_scope_archived"]
+            del row["_scope_tenant"], row["_scope_audience"]
+            row["archived"] = row.pop("_scope_archived")
         return rows
 
     def _tripwire(self, rows: Sequence[Mapping[str, Any]]) -> None:

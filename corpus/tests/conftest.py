@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+import pytest
+
+from corpus.embedding import Encoder, get_encoder
+
+
+@pytest.fixture(scope="session")
+def encoder() -> Encoder:
+    return get_encoder()

@@ -1,0 +1,34 @@
+"""Reading back what ingest stored, through the same scope the product uses."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from psycopg import sql
+
+from corpus.models import Document
+from tenants.models import Audience, Tenant
+from tenants.scope import ChunkQuery, ChunkWriter, TenantScope
+
+
+def all_audiences(tenant: Tenant) -> tuple[int, ...]:
+    return tuple(Audience.objects.filter(tenant=tenant).values_list("id", flat=True))
+
+
+def stored_chunks(tenant: Tenant, *, include_archived: bool = True) -> list[dict[str, Any]]:
+    scope = TenantScope(tenant_id=tenant.id, audience_ids=all_audiences(tenant), include_archived=include_archived)
+    return scope.fetch(ChunkQuery(
+        select=sql.SQL("c.id, c.document_id, c.ordinal, c.heading_path, c.content, c.page, c.token_count,"
+                       " c.contested, c.context_blurb"),
+        order_by=sql.SQL("c.document_id, c.ordinal"),
+    ))
+
+
+def documents(tenant: Tenant) -> dict[tuple[str, str], Document]:
+    with ChunkWriter(tenant_id=tenant.id).rls_context():
+        return {(d.source_type, d.slug): d for d in Document.objects.filter(tenant=tenant)}
+
+
+def chunk_counts(tenant: Tenant) -> Counter[int]:
+    return Counter(row["document_id"] for row in stored_chunks(tenant))
