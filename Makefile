@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install db migrate demo run test stop clean-db
+.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench-ingest
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,7 @@ migrate: db
 
 demo: migrate
 	$(PY) manage.py ensure_demo_admin
+	$(PY) manage.py load_demo
 
 run: demo
 	$(PY) manage.py collectstatic --no-input --verbosity 0
@@ -47,3 +48,16 @@ stop:
 
 clean-db: stop
 	rm -rf var/pgdata
+
+# The PostgreSQL 15 manual as a real corpus (Debian package postgresql-doc-15), tenant pgdocs.
+PGDOCS := /usr/share/doc/postgresql-doc-15/html
+pgdocs-install:
+	@test -d $(PGDOCS) || { command -v apt-get >/dev/null && \
+	  (apt-get install -y -q postgresql-doc-15 || sudo apt-get install -y -q postgresql-doc-15); }
+	@test -d $(PGDOCS) || { echo "postgresql-doc-15 is not installed and could not be installed"; exit 1; }
+
+pgdocs: migrate pgdocs-install
+	$(PY) manage.py ingest --tenant pgdocs --create-tenant $(PGDOCS)
+
+bench-ingest: migrate pgdocs-install
+	$(PY) bench/ingest.py $(PGDOCS)

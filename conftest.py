@@ -63,3 +63,12 @@ def acme(db: Any) -> Cast:
 @pytest.fixture
 def globex(db: Any) -> Cast:
     return _make_cast("globex")
+
+
+@pytest.fixture(scope="session")
+def demo_corpus(django_db_setup: Any, django_db_blocker: Any) -> list[Any]:
+    """The committed demo corpus, loaded once per session and committed (read by other connections too)."""
+    from corpus.demo.load import demo_load
+
+    with django_db_blocker.unblock():
+        return demo_load()

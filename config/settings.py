@@ -189,5 +189,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", default="INFO")},
     # pgserver narrates every handle it opens and closes at INFO.
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        "sentence_transformers": {"level": "WARNING"},
+    },
 }

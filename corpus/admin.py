@@ -1,9 +1,16 @@
 from __future__ import annotations
 
-from django.contrib import admin
-from django.http import HttpRequest
+import json
+from typing import Any
 
-from corpus.models import Document
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from corpus.ingest import SOURCE_TYPES
+from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.models import Document, IngestJob
 from tenants.admin import TenantScopedAdmin
 
 
@@ -23,3 +30,83 @@ class DocumentAdmin(TenantScopedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Document | None = None) -> bool:
         return False  # archive through ingest --prune or supersession; deleting loses history
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    widget = MultipleFileInput
+
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:
+        files = data if isinstance(data, (list, tuple)) else [data]
+        return [super(MultipleFileField, self).clean(item, initial) for item in files if item]
+
+
+class UploadForm(forms.ModelForm):
+    files = MultipleFileField(help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")
+    source_type = forms.ChoiceField(choices=[(s, s) for s in SOURCE_TYPES], initial="doc")
+
+    class Meta:
+        model = IngestJob
+        fields = ["tenant", "audience", "source_type"]
+
+
+@admin.register(IngestJob)
+class IngestJobAdmin(TenantScopedAdmin):
+    """Upload files to ingest in the background; each job shows its status and its report."""
+
+    list_display = ["id", "tenant", "status", "source_type", "audience", "file_count", "summary", "created_at",
+                    "finished_at"]
+    list_filter = ["tenant", "status", "source_type"]
+    list_select_related = ["tenant"]
+    readonly_fields = ["tenant", "status", "audience", "source_type", "file_names", "report_display", "error",
+                       "task_id", "created_by", "created_at", "started_at", "finished_at"]
+    exclude = ["report", "upload_dir"]
+
+    def get_form(self, request: HttpRequest, obj: IngestJob | None = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = UploadForm
+            kwargs["fields"] = ["tenant", "audience", "source_type", "files"]
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: IngestJob | None = None) -> list[str]:
+        return self.readonly_fields if obj is not None else []
+
+    def get_exclude(self, request: HttpRequest, obj: IngestJob | None = None) -> list[str]:
+        return self.exclude if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: IngestJob, form: Any, change: bool) -> None:
+        if change:
+            return  # jobs are not edited, only created
+        try:
+            job = ingest_job_create(
+                tenant=form.cleaned_data["tenant"], files=form.cleaned_data["files"],
+                audience=form.cleaned_data["audience"], source_type=form.cleaned_data["source_type"],
+                created_by_id=request.user.pk,
+            )
+        except UploadRejected as exc:
+            messages.error(request, str(exc))
+            raise
+        obj.pk = job.pk
+        messages.info(request, f"Ingest job #{job.pk} queued with {len(job.file_names)} file(s).")
+
+    def has_change_permission(self, request: HttpRequest, obj: IngestJob | None = None) -> bool:
+        return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(description="files")
+    def file_count(self, obj: IngestJob) -> int:
+        return len(obj.file_names or [])
+
+    @admin.display(description="report")
+    def summary(self, obj: IngestJob) -> str:
+        if not obj.report:
+            return obj.error or "—"
+        r = obj.report
+        return (f"{r['added']} added, {r['changed']} changed, {r['unchanged']} unchanged, "
+                f"{len(r['failed'])} failed; {r['chunks']} chunks")
+
+    @admin.display(description="report")
+    def report_display(self, obj: IngestJob) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(obj.report, indent=2)) if obj.report else "—"

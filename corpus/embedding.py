@@ -107,6 +107,9 @@ def get_encoder() -> Encoder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # a weights bar on every start is noise
 
             model = SentenceTransformer(str(_model_path()), device="cpu")
             dimension = int(model.get_embedding_dimension())

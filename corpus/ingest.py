@@ -62,7 +62,8 @@ class IngestReport:
     def summary(self) -> str:
         return (
             f"{self.tenant}: {self.added} added, {self.changed} changed, {self.unchanged} unchanged, "
-            f"{self.archived} archived, {len(self.failed)} failed, {self.skipped} skipped; "
+            f"{self.archived} archived, {len(self.failed)} failed, {self.skipped} skipped, "
+            f"{self.contested_chunks} chunks tagged contested; "
             f"{self.chunks} chunks, {self.tokens} tokens in {self.seconds:.1f}s "
             f"({self.chunks_per_second:.1f} chunks/s)"
         )
@@ -126,6 +127,7 @@ def ingest_paths(
     audience: str = "public",
     source_type: str = "doc",
     prune: bool = False,
+    manifest: Path | None = None,
     progress: bool = False,
     encoder: Encoder | None = None,
     say: Callable[[str], None] = lambda message: None,
@@ -142,6 +144,10 @@ def ingest_paths(
     conflicts: list[Conflict] = []
     for folder in folders:
         conflicts.extend(load_manifest(folder))
+    if manifest is not None:
+        if not manifest.is_file():
+            raise ValueError(f"manifest {manifest} does not exist")
+        conflicts.extend(load_manifest(manifest.parent, name=manifest.name))
 
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
         encoder = encoder or get_encoder()

@@ -29,8 +29,8 @@ class Conflict:
     note: str = ""
 
 
-def load_manifest(folder: Path) -> list[Conflict]:
-    path = folder / MANIFEST_NAME
+def load_manifest(folder: Path, *, name: str = MANIFEST_NAME) -> list[Conflict]:
+    path = folder / name
     if not path.is_file():
         return []
     try:

@@ -50,3 +50,35 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant.slug}:{self.source_type}/{self.slug}"
+
+
+class IngestJob(models.Model):
+    """An upload waiting for, or done with, the background ingest (corpus.jobs)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="ingest_jobs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    audience = models.CharField(max_length=63, default="public")
+    source_type = models.CharField(max_length=16, default="doc")
+    upload_dir = models.CharField(max_length=1000)
+    file_names = models.JSONField(default=list)
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = "corpus_ingestjob"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"ingest #{self.pk} ({self.tenant.slug}, {self.status})"

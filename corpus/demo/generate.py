@@ -264,11 +264,10 @@ def check_facts(output_dir: Path = DEFAULT_OUTPUT, tenants: list[TenantSpec] | N
             if found is None:
                 warnings.append(f"{tenant.slug}: ticket {ticket.id} is missing")
                 continue
+            # A ticket has no headings of its own: all of its text sits under its subject.
             text = "\n".join(str(found.get(key, "")) for key in ("subject", "question", "resolution"))
             for heading, fact in ticket.placed_facts():
-                _place(warnings, f"{tenant.slug}: ticket {ticket.id}", fact.literal, heading.lower(), {
-                    heading.lower(): text,
-                })
+                _place(warnings, f"{tenant.slug}: ticket {ticket.id}", fact.literal, heading, {heading.lower(): text})
     for warning in warnings:
         logger.warning("demo corpus fact check: %s", warning)
     return warnings

@@ -70,29 +70,45 @@ OPENERS: dict[str, tuple[str, ...]] = {
     ),
     "reference": (
         "The values below are the ones that apply today. They are identical for every account unless a "
-        "sentence says otherwise.",
-        "For quick lookup, the key details are listed here.",
-        "These are the concrete numbers and names you will need when working with {topic}.",
-        "The following details are the ones customers most often ask our support team to confirm.",
-        "Treat this list as the source of truth when you configure anything related to {topic}.",
-        "Below is the reference information, kept deliberately short.",
+        "sentence says otherwise, and they are the same in the dashboard and through the API.",
+        "For quick lookup, the key details are listed here. They are the facts you are most likely to need while "
+        "configuring {topic}, answering a customer, or checking why something behaved the way it did.",
+        "These are the concrete numbers and names you will need when working with {topic}. They rarely change, "
+        "and when they do, the change is announced well in advance.",
+        "The following details are the ones customers most often ask our support team to confirm, so we keep them "
+        "together in one place instead of scattering them across several pages.",
+        "Keep this list at hand when you configure anything related to {topic}. Each entry is phrased so that it "
+        "can be checked against what you see in your own account.",
+        "Below is the reference information, kept deliberately short. Each line states one thing, so you can "
+        "copy it into a runbook or a reply to a customer without rewording it.",
     ),
     "notes": (
-        "A few practical remarks that tend to save people time.",
-        "Some details are easy to miss the first time around.",
-        "This is where the finer points live.",
-        "Some things deserve to be spelled out, because they surprise people who are used to other tools.",
-        "Good to know before you rely on this in day-to-day work.",
-        "Beyond the basics, keep the following in mind.",
+        "A few practical remarks that tend to save people time. None of them is complicated, but each one has "
+        "tripped up at least some teams that set up {topic} for the first time.",
+        "Some details are easy to miss the first time around. They do not show up in the main screens, and they "
+        "only matter in particular situations, which is exactly when you will be glad to know them.",
+        "This is where the finer points live. If you only read one part of this page closely, the remarks below "
+        "are a good candidate, because they answer the questions that come up after launch.",
+        "Some things deserve to be spelled out, because they surprise people who are used to other tools. The "
+        "behaviour is deliberate, and the reasoning is given where it helps.",
+        "Good to know before you rely on this in day-to-day work. These are the practical consequences of how "
+        "{company} handles {topic}, in plain terms.",
+        "Beyond the basics, keep the following in mind. The points are short, and each is independent of the "
+        "others, so read whichever ones apply to your situation.",
     ),
     "troubleshooting": (
         "When something goes wrong with {topic}, start with the checks below. They cover the large majority of "
         "cases we see in support.",
-        "Problems here usually have a simple cause. Work through the following before you open a ticket.",
-        "If what you observe does not match the documentation, these are the first things to verify.",
-        "Most issues in this area come down to configuration rather than an outage on our side.",
-        "Here is how to diagnose the most common failures.",
-        "Before you escalate, collect the details below; they make any investigation much faster.",
+        "Problems here usually have a simple cause. Work through the following before you open a ticket; in our "
+        "experience it resolves most cases within a few minutes.",
+        "If what you observe does not match the documentation, these are the first things to verify. They are "
+        "ordered from the most common cause to the least common one.",
+        "Most issues in this area come down to configuration rather than an outage on our side. A careful look "
+        "at the settings involved in {topic} usually reveals the culprit.",
+        "Here is how to diagnose the most common failures. Each item describes what you will see, what it means, "
+        "and what to do about it.",
+        "Before you escalate, collect the details below; they make any investigation much faster and spare you "
+        "a round of follow-up questions from our team.",
     ),
 }
 
@@ -126,8 +142,8 @@ MIDDLES: dict[str, tuple[str, ...]] = {
     "reference": (
         "The entries above are the ones that matter most for {topic}; other values are rarely relevant in "
         "practice.",
-        "Values in this list are checked automatically on every request, which is why exceeding them produces "
-        "an immediate, explicit error.",
+        "Where one of these values can be changed, the entry itself names the setting; otherwise it is fixed for "
+        "everyone.",
         "When you quote one of these details to a colleague, mention the section \u201c{heading}\u201d so "
         "they can find the source.",
         "If you build your own tooling around {topic}, read these values from configuration rather than "
@@ -161,9 +177,11 @@ CLOSERS: dict[str, tuple[str, ...]] = {
         "If your situation does not fit the description above, the sections below cover the exceptions, and "
         "our support team is happy to look at specific cases.",
         "Keep these points in mind as you read on, because the later sections build on them.",
-        "None of this requires changes on your side unless you want to override the defaults.",
-        "When in doubt, rely on the values written on this page rather than on old forum threads or blog posts.",
-        "The rest of this page turns these principles into concrete settings and steps.",
+        "None of this requires changes on your side unless you want to override the defaults, and overriding them "
+        "is always reversible.",
+        "When in doubt, compare what you see in your account with the description here, and ask us about any gap.",
+        "The rest of this page turns these principles into concrete settings and steps, starting with the ones "
+        "most teams touch first.",
         "Teams that are new to {company} often find it useful to reread this overview after their first weeks "
         "of real traffic.",
     ),
@@ -182,17 +200,21 @@ CLOSERS: dict[str, tuple[str, ...]] = {
     "reference": (
         "If a value here does not match what you see in your account, contact support with a screenshot; your "
         "contract may include a specific arrangement.",
-        "Limits are enforced automatically, and anything that goes beyond them fails with a clear error rather "
-        "than being silently ignored.",
-        "We announce changes to these values in the changelog before they take effect.",
-        "These details are reviewed regularly and updated whenever the product changes.",
-        "Bookmark this section if you find yourself looking these values up often.",
+        "Where a limit is involved, it is enforced automatically and reported clearly, rather than being silently "
+        "ignored.",
+        "We announce changes to these values in the changelog before they take effect, so subscribing to it is the "
+        "easiest way to stay ahead of them.",
+        "These details are reviewed regularly and updated whenever the product changes. The page always "
+        "reflects the current state, not a planned one.",
+        "Bookmark this section if you find yourself looking these values up often, or share it with the "
+        "colleagues who answer questions about {topic}.",
         "Your account settings page shows the same values, so you can confirm them there as well.",
     ),
     "notes": (
         "If any of this is unclear for your setup, ask us; we would rather answer a question early than "
         "untangle a misconfiguration later.",
-        "These remarks apply to every plan unless a sentence explicitly names one.",
+        "These remarks apply to every plan unless a sentence explicitly names one, and they hold in both test and "
+        "production environments.",
         "Our support team sees most problems with {topic} come from overlooking exactly these points.",
         "We keep this list short on purpose and only add to it when a detail has caused real trouble.",
         "Feel free to share this section with the colleagues who look after {topic} with you.",
@@ -222,7 +244,7 @@ CHANGELOG_INTRO: tuple[str, ...] = (
 CHANGELOG_OUTRO: tuple[str, ...] = (
     "No action is needed unless a section above says otherwise.",
     "As always, reach out to support if anything behaves unexpectedly after this update.",
-    "The documentation pages have been reviewed alongside this release.",
+    "You can find this entry again at any time in the changelog archive.",
     "Thanks to the customers who asked for this change and helped us test it.",
     "Questions about this release can go to your usual support channel.",
 )

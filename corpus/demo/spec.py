@@ -171,6 +171,10 @@ class FactRecord:
     question: str
     literal: str
     audience: Audience
+    # A deriver should not build a plain "normal" case from these: a superseded fact is the
+    # wrong answer by design (see StaleQuestion), a contested one has two answers (see Conflict).
+    superseded: bool = False
+    contested: bool = False
 
     def locator(self) -> dict[str, str]:
         return DocRef(self.source, self.key).locator(self.heading)
@@ -199,6 +203,7 @@ class TenantSpec:
         raise KeyError(slug)
 
     def facts(self) -> list[FactRecord]:
+        """Every declared fact, flattened, in declaration order (docs, changelog, tickets)."""
         found: list[FactRecord] = []
         for doc in self.docs:
             for heading, fact in doc.placed_facts():
@@ -214,7 +219,15 @@ class TenantSpec:
     def _record(
         self, source: SourceType, key: str, title: str, heading: str, fact: Fact, audience: Audience
     ) -> FactRecord:
-        return FactRecord(self.slug, source, key, title, heading, fact.question, fact.literal, audience)
+        superseded = source == "doc" and any(doc.supersedes == key for doc in self.docs)
+        contested = any(
+            ref == DocRef(source, key) and literal == fact.literal
+            for conflict in self.conflicts
+            for ref, literal in zip(conflict.documents, conflict.literals, strict=True)
+        )
+        return FactRecord(
+            self.slug, source, key, title, heading, fact.question, fact.literal, audience, superseded, contested
+        )
 
     def audience_of(self, ref: DocRef) -> Audience:
         pool: dict[tuple[str, str], Audience] = {("doc", d.slug): d.audience for d in self.docs}

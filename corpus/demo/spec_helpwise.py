@@ -57,7 +57,7 @@ CHANGELOG: tuple[ChangelogEntry, ...] = (
     )),
     ChangelogEntry("CL-2025-08", "Survey response webhooks", "2025-08-19", "v5.3.0", "survey webhooks", (
         Section("New event", "notes", facts=(
-            F("The new [[survey.responded]] event fires as soon as a customer rates a ticket.",
+            F("The new `[[survey.responded]]` event fires as soon as a customer rates a ticket.",
               "Is there a webhook for new satisfaction ratings?"),
         )),
     )),
@@ -79,9 +79,9 @@ TICKETS: tuple[Ticket, ...] = (
     Ticket("T-20417", "Our replies land in spam",
            "Customers keep telling us our replies from Helpwise end up in their junk folder, even for people who "
            "have written to us for years.",
-           "The domain had SPF and DKIM in place, but receiving servers had no policy telling them how to treat "
-           "our messages.", "2025-03-11", (
-               F("Publishing a [[DMARC record]] for the sending domain fixed the junk folder placement.",
+           "Your domain had SPF and DKIM in place, but receiving servers had no policy telling them how to treat "
+           "your messages.", "2025-03-11", (
+               F("Publish a [[DMARC record]] for your sending domain; once it propagates, replies reach the inbox.",
                  "What else should we set up besides SPF and DKIM so emails are not marked as spam?"),
            )),
     Ticket("T-20433", "Chat widget missing in Safari",
@@ -93,7 +93,7 @@ TICKETS: tuple[Ticket, ...] = (
     Ticket("T-20451", "Ticket closed while we were waiting on a supplier",
            "A ticket closed itself while we were waiting for a supplier, and the customer thought we gave up.",
            "The ticket was in Pending, so the auto-close timer ran.", "2025-04-24", (
-               F("Tag the ticket with [[hold-autoclose]] to pause the timer while you wait on a third party.",
+               F("Tag the ticket with `[[hold-autoclose]]` to pause the timer while you wait on a third party.",
                  "How do I stop a ticket from closing itself while we wait for someone else?"),
            )),
     Ticket("T-20468", "Deleted ticket needs to come back",

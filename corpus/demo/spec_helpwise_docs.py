@@ -70,7 +70,7 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
               "What is the largest attachment a customer can email us?"),
         ), notes=("Larger files are stripped, and the ticket shows a note listing what was removed.",)),
         Section("Sending from your own domain", "steps", facts=(
-            F("Publish the [[helpwise._domainkey]] DKIM record so that replies are signed for your domain.",
+            F("Publish the `[[helpwise._domainkey]]` DKIM record so that replies are signed for your domain.",
               "Which DNS record lets Helpwise send emails as our domain?"),
         )),
     )),
@@ -82,7 +82,7 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
         Section("Idle conversations", "reference", facts=(
             F("A conversation with no reply from the visitor is closed after [[20 minutes]] by default.",
               "When does an inactive chat get closed?"),
-            F("Change that delay with the [[chat_idle_timeout_minutes]] setting.",
+            F("Change that delay with the `[[chat_idle_timeout_minutes]]` setting.",
               "Can I keep idle chats open for longer?"),
         )),
         Section("Outside business hours", "notes", facts=(
@@ -98,6 +98,9 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
         Section("Reply windows", "notes", facts=(
             F("Meta only allows a reply inside the [[24-hour messaging window]] that opens with the customer's last "
               "message.", "Why can't I answer an old Instagram message?"),
+        ), notes=(
+            "Once the window has closed, the reply box is greyed out and the ticket shows why.",
+            "Asking the customer to continue by email keeps the conversation going without breaking the rule.",
         )),
         Section("Account limits", "reference", facts=(
             F("A workspace can connect up to [[10 social accounts]].", "How many social profiles can we connect?"),
@@ -136,7 +139,7 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
               "How many priority levels can an SLA policy have?"),
         )),
         Section("Business hours", "reference", facts=(
-            F("SLA clocks pause outside the schedule set in [[business_hours]].",
+            F("SLA clocks pause outside the schedule set in `[[business_hours]]`.",
               "Do SLA timers keep running at night?"),
         )),
         Section("Breach warnings", "notes", facts=(
@@ -146,7 +149,7 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
     )),
     DocSpec("automation/macros", "Macros", "macros and canned replies", sections=(
         Section("Creating a macro", "steps", facts=(
-            F("Placeholders such as [[%requester.first_name%]] are filled in when the macro is applied.",
+            F("Placeholders such as `[[%requester.first_name%]]` are filled in when the macro is applied.",
               "How do I put the customer's name into a canned reply?"),
         )),
         Section("Macro limits", "reference", facts=(
@@ -163,7 +166,7 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
               "When do pending tickets close automatically?"),
         )),
         Section("Changing the delay", "steps", facts=(
-            F("Adjust [[auto_close_after_hours]] under Admin, then Automation.",
+            F("Adjust `[[auto_close_after_hours]]` under Admin, then Automation.",
               "Can I change how long Helpwise waits before closing a ticket?"),
         )),
         Section("Reopening closed tickets", "notes", facts=(
@@ -173,11 +176,11 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
     )),
     DocSpec("api/authentication", "API authentication", "API keys", sections=(
         Section("Creating an API key", "steps", facts=(
-            F("API keys begin with [[hw_key_]] and belong to the agent who created them.",
+            F("API keys begin with `[[hw_key_]]` and belong to the agent who created them.",
               "What do Helpwise API keys look like?"),
         )),
         Section("Sending the key", "reference", facts=(
-            F("Send the key in the header as [[Authorization: Bearer]] followed by the key.",
+            F("Send the key in the header as `[[Authorization: Bearer]]` followed by the key.",
               "How do I pass my key when calling the API?"),
         )),
         Section("Key expiry and scopes", "notes", facts=(
@@ -195,9 +198,13 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
         Section("Exceeding the limit", "troubleshooting", facts=(
             F("Requests above the limit fail with error [[E1042]].",
               "Which error does the API return when I send too many requests?"),
-            F("The [[Retry-After]] header tells you how many seconds to wait before trying again.",
+            F("The `[[Retry-After]]` header tells you how many seconds to wait before trying again.",
               "How long should my integration pause after being throttled?"),
         )),
+        Section("Bulk endpoints", "notes", facts=(
+            F("Each call to a bulk endpoint counts as [[ten requests]] against the limit.",
+              "Do bulk API calls count differently toward the rate limit?"),
+        ), notes=("Prefer bulk endpoints anyway: one bulk call is still cheaper than many single updates.",)),
     )),
     DocSpec("api/errors", "API error reference", "API error codes", sections=(
         Section("Authentication errors", "reference", facts=(
@@ -216,33 +223,36 @@ DOCS_PRODUCT: tuple[DocSpec, ...] = (
     )),
     DocSpec("api/pagination", "Pagination", "paged API results", sections=(
         Section("Page parameters", "reference", facts=(
-            F("List endpoints take a page number and a [[per_page]] parameter.",
+            F("List endpoints take a page number and a `[[per_page]]` parameter.",
               "How do I control how many results come back?"),
         )),
         Section("Page size limits", "reference", facts=(
-            F("The largest page you can ask for is [[per_page=50]].",
+            F("The largest page you can ask for is `[[per_page=50]]`.",
               "What is the maximum number of results per page?"),
         )),
         Section("Following pages", "notes", facts=(
             F("Each response carries a [[Link header]] with the URLs of the next and previous pages.",
               "How do I know whether there is another page?"),
+        ), notes=(
+            "When the header has no next link, you have reached the last page.",
+            "Sort by creation time if you page through tickets while new ones keep arriving.",
         )),
     )),
     DocSpec("guides/webhooks", "Webhooks", "outgoing webhooks", sections=(
         Section("Creating a webhook", "steps", facts=(
-            F("Subscribe to events such as [[ticket.created]] to be told about new conversations.",
+            F("Subscribe to events such as `[[ticket.created]]` to be told about new conversations.",
               "Can I be notified when a new ticket arrives?"),
         )),
         Section("Timeouts and retries", "reference", facts=(
             F("Helpwise waits up to [[15 seconds]] for your endpoint to answer.",
               "How long does Helpwise wait for my webhook endpoint?"),
-            F("The wait can be shortened per endpoint with the [[delivery_timeout]] field.",
+            F("The wait can be shortened per endpoint with the `[[delivery_timeout]]` field.",
               "Can I change the webhook timeout?"),
             F("A failed delivery is attempted again with exponential backoff, up to [[3 retries]] in total.",
               "Does Helpwise resend a webhook if my server was down?"),
         )),
         Section("Verifying requests", "notes", facts=(
-            F("Every request is signed in the [[X-Helpwise-Signature]] header.",
+            F("Every request is signed in the `[[X-Helpwise-Signature]]` header.",
               "How can I check that a webhook really came from Helpwise?"),
         )),
         Section("Disabled endpoints", "troubleshooting", facts=(

@@ -74,6 +74,10 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
             F("Paying yearly gets you [[two months free]] on any paid plan.",
               "Is there a discount for paying annually?"),
         )),
+        Section("Changing plans", "notes", facts=(
+            F("Upgrades apply immediately, while downgrades wait for the [[next renewal date]].",
+              "When does a plan downgrade take effect?"),
+        )),
     )),
     DocSpec("plans/add-ons", "Add-ons", "paid add-ons", sections=(
         Section("Available add-ons", "reference", facts=(
@@ -104,7 +108,7 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
         Section("Failed payments", "troubleshooting", facts=(
             F("After two weeks of failed payment attempts the workspace switches to [[read-only mode]].",
               "What happens if our card payment keeps failing?"),
-        )),
+        ), notes=("Updating the card under Admin, then Billing, restores full access within minutes.",)),
     )),
     DocSpec("admin/data-retention-2024", "Data retention (2024)", "ticket data retention", version="v4.6.0",
             effective_date="2024-02-01", sections=(
@@ -112,7 +116,10 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
             F("Closed tickets are kept for [[365 days]] and then deleted permanently.",
               "How long does Helpwise keep closed tickets?"),
         )),
-        Section("Attachments", "notes", notes=("Attachments are deleted together with the ticket they belong to.",)),
+        Section("Attachments", "notes", notes=(
+            "Attachments are deleted together with the ticket they belong to.",
+            "Inline images in replies count as part of the ticket as well.",
+        )),
         Section("Requesting an export", "steps", notes=(
             "Admins can request a full export from the Admin area before data is removed.",
         )),
@@ -128,7 +135,7 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
               "Can I get back a ticket I deleted by accident?"),
         )),
         Section("Custom retention", "notes", facts=(
-            F("Business workspaces can shorten retention with the [[ticket_retention_days]] setting.",
+            F("Business workspaces can shorten retention with the `[[ticket_retention_days]]` setting.",
               "Can we delete old tickets sooner than the default?"),
         )),
     )),
@@ -140,9 +147,9 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
         Section("Session length", "reference", facts=(
             F("A single sign-on session lasts [[12 hours]], after which agents authenticate again.",
               "How often do agents have to log in again?"),
-        )),
+        ), notes=("Signing out of the identity provider does not end an open Helpwise session straight away.",)),
         Section("SCIM provisioning", "steps", facts=(
-            F("Point your identity provider at the [[/scim/v2]] endpoint to create and remove agents "
+            F("Point your identity provider at the `[[/scim/v2]]` endpoint to create and remove agents "
               "automatically.", "Can accounts be created automatically from our identity provider?"),
         )),
     )),
@@ -157,7 +164,7 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
         Section("The account owner", "notes", facts=(
             F("Only the [[account owner]] can delete the workspace or transfer ownership.",
               "Who is allowed to delete our workspace?"),
-        )),
+        ), notes=("Ownership can be handed to any admin, who then receives the billing emails as well.",)),
     )),
     DocSpec("admin/audit-log", "Audit log", "the audit log", sections=(
         Section("What is recorded", "reference", facts=(
@@ -247,7 +254,7 @@ DOCS_WORKSPACE: tuple[DocSpec, ...] = (
     )),
     DocSpec("troubleshooting/email-delivery", "Troubleshooting email delivery", "email delivery", sections=(
         Section("Replies not reaching customers", "troubleshooting", facts=(
-            F("Make sure your SPF record contains [[include:_spf.helpwise.example]].",
+            F("Make sure your SPF record contains `[[include:_spf.helpwise.example]]`.",
               "Our replies end up in customers' spam folders. What should we check?"),
         )),
         Section("Bounced messages", "troubleshooting", facts=(

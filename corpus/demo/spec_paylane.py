@@ -48,20 +48,20 @@ CHANGELOG: tuple[ChangelogEntry, ...] = (
     )),
     ChangelogEntry("CL-2025-04", "API version 2025-04-15", "2025-04-15", "v2.3.1", "the new API version", (
         Section("Response changes", "notes", facts=(
-            F("Charge objects now always include [[amount_captured]], even when nothing has been captured yet.",
+            F("Charge objects now always include `[[amount_captured]]`, even when nothing has been captured yet.",
               "Why do charges suddenly have an amount_captured field?"),
         )),
         Section("Upgrading", "steps", notes=("Test the new version in the sandbox by sending the version header.",)),
     )),
     ChangelogEntry("CL-2025-05", "Dispute evidence through the API", "2025-05-06", "v2.3.4", "dispute evidence", (
         Section("New endpoint", "notes", facts=(
-            F("Evidence can now be uploaded with [[POST /v2/disputes/:id/evidence]] instead of the dashboard only.",
+            F("Evidence can now be uploaded with `[[POST /v2/disputes/:id/evidence]]` instead of the dashboard only.",
               "Can I submit chargeback evidence programmatically?"),
         )),
     )),
     ChangelogEntry("CL-2025-06", "Webhook delivery improvements", "2025-06-10", "v2.4.0", "webhook deliveries", (
         Section("Longer retry schedule", "notes", facts=(
-            F("Failed webhook deliveries are now attempted again up to [[8 retries]] over three days.",
+            F("Failed webhook deliveries now get up to [[8 retries]], spread over three days instead of one.",
               "Did the webhook retry schedule change?"),
         )),
         Section("Delivery attempts view", "notes", facts=(
@@ -87,7 +87,7 @@ TICKETS: tuple[Ticket, ...] = (
     Ticket("T-10231", "Webhook signature check fails after our deploy",
            "Since yesterday's release every webhook we receive fails signature verification. The endpoint secret "
            "has not changed and we copied it again from the dashboard to be sure.",
-           "Your new framework version parses the JSON body before our handler sees it, so the bytes being "
+           "Your new framework version parses the JSON body before your handler sees it, so the bytes being "
            "signed are no longer the bytes you verify.", "2025-03-03", (
                F("Always compute the signature over the [[raw request body]], before any JSON parsing.",
                  "Why does my webhook signature verification fail although the secret is correct?"),
@@ -115,7 +115,7 @@ TICKETS: tuple[Ticket, ...] = (
     Ticket("T-10270", "Refund pending for two weeks",
            "A refund we issued has shown as pending for over two weeks and the customer is getting impatient.",
            "The customer's card had been closed by the issuer after the original purchase.", "2025-05-28", (
-               F("Refunds to closed cards come back as a [[refund.failed]] event, and the money returns to your "
+               F("Refunds to closed cards come back as a `[[refund.failed]]` event, and the money returns to your "
                  "balance so you can repay the customer another way.",
                  "What happens if I refund to a card that no longer exists?"),
            )),

@@ -11,7 +11,7 @@ DOCS_API: tuple[DocSpec, ...] = (
             "Open Developers, then API keys, and reveal the secret test key.",
             "Store the key in an environment variable rather than in source code.",
         ), facts=(
-            F("Test-mode secret keys always begin with [[pl_test_]], which makes them easy to tell apart from live "
+            F("Test-mode secret keys always begin with `[[pl_test_]]`, which makes them easy to tell apart from live "
               "credentials in logs and configuration files.", "How can I tell if an API key is for testing?"),
         )),
         Section("Send a test charge", "steps", facts=(
@@ -37,7 +37,7 @@ DOCS_API: tuple[DocSpec, ...] = (
               "Will the Python SDK run on an old interpreter like 3.7?"),
         )),
         Section("Retrying network failures", "reference", facts=(
-            F("Every SDK reads a [[max_network_retries]] option that controls how often a request is resent after "
+            F("Every SDK reads a `[[max_network_retries]]` option that controls how often a request is resent after "
               "a connection error; it defaults to two attempts.", "Can the client library automatically resend "
               "requests when my connection drops?"),
         )),
@@ -60,9 +60,9 @@ DOCS_API: tuple[DocSpec, ...] = (
     )),
     DocSpec("api/authentication", "Authenticating with API keys", "API keys", sections=(
         Section("Key types", "overview", facts=(
-            F("Live secret keys start with [[pl_live_]] and must only ever be used from your own servers.",
+            F("Live secret keys start with `[[pl_live_]]` and must only ever be used from your own servers.",
               "What prefix do production secret keys have?"),
-            F("Publishable keys start with [[pk_live_]] and are safe to embed in a browser or a mobile app.",
+            F("Publishable keys start with `[[pk_live_]]` and are safe to embed in a browser or a mobile app.",
               "Which key is safe to put in my frontend code?"),
         )),
         Section("Rotating a key", "steps", steps=(
@@ -89,7 +89,7 @@ DOCS_API: tuple[DocSpec, ...] = (
             F("Test mode is capped lower, at [[25 requests per second]].", "Is the sandbox throttled differently?"),
         )),
         Section("Reading the headers", "reference", facts=(
-            F("Every response carries [[X-PayLane-RateLimit-Remaining]], the number of calls left in the current "
+            F("Every response carries `[[X-PayLane-RateLimit-Remaining]]`, the number of calls left in the current "
               "one-second window.", "How can I see how much of my request quota is left?"),
         )),
         Section("When you hit the limit", "troubleshooting", facts=(
@@ -103,7 +103,7 @@ DOCS_API: tuple[DocSpec, ...] = (
     )),
     DocSpec("api/errors", "Error codes", "API error codes", version="v2.3.1", sections=(
         Section("How errors are shaped", "overview", facts=(
-            F("Every error body includes a [[request_id]] field; quote it whenever you contact support.",
+            F("Every error body includes a `[[request_id]]` field; quote it whenever you contact support.",
               "What should I send support when an API call fails?"),
         )),
         Section("Request errors", "reference", facts=(
@@ -121,7 +121,7 @@ DOCS_API: tuple[DocSpec, ...] = (
     )),
     DocSpec("api/idempotency", "Idempotent requests", "idempotent requests", sections=(
         Section("Sending an idempotency key", "steps", facts=(
-            F("Send the [[Idempotency-Key]] header with a unique value on every POST request.",
+            F("Send the `[[Idempotency-Key]]` header with a unique value on every POST request.",
               "How do I make sure a payment is not created twice when my code retries?"),
             F("Keys may be up to [[255 characters]] long; a random UUID is a good choice.",
               "How long can an idempotency key be?"),
@@ -137,21 +137,21 @@ DOCS_API: tuple[DocSpec, ...] = (
     )),
     DocSpec("api/pagination", "Paginating list endpoints", "paginated list results", sections=(
         Section("Cursor parameters", "reference", facts=(
-            F("Pass the id of the last object you received as [[starting_after]] to fetch the following page.",
+            F("Pass the id of the last object you received as `[[starting_after]]` to fetch the following page.",
               "How do I get the next page of results?"),
         )),
         Section("Page size", "reference", facts=(
-            F("The default page holds ten objects, and you can request at most [[limit=100]] in a single call.",
+            F("The default page holds ten objects, and you can request at most `[[limit=100]]` in a single call.",
               "What is the largest number of objects a list call returns?"),
         )),
         Section("Auto-pagination in the SDKs", "notes", facts=(
-            F("The SDKs offer an [[auto_paging_iter()]] helper that follows the cursors for you.",
+            F("The SDKs offer an `[[auto_paging_iter()]]` helper that follows the cursors for you.",
               "Is there an easy way to loop over every page in Python?"),
         )),
     )),
     DocSpec("api/versioning", "API versioning", "API versions", sections=(
         Section("Pinning a version", "steps", facts=(
-            F("Send the [[PayLane-Version]] header to pin the version used for a single request.",
+            F("Send the `[[PayLane-Version]]` header to pin the version used for a single request.",
               "How do I choose which API version a request uses?"),
         ), notes=("Without the header, the version pinned on your account in the dashboard applies.",)),
         Section("Current version", "reference", facts=(
@@ -172,7 +172,7 @@ DOCS_API: tuple[DocSpec, ...] = (
             F("You can register up to [[16 webhook endpoints]] per account.", "How many webhook URLs can I add?"),
         )),
         Section("Delivery timeouts", "reference", facts=(
-            F("Set [[webhook_timeout_seconds]] on an endpoint to control how long PayLane waits for your answer.",
+            F("Set `[[webhook_timeout_seconds]]` on an endpoint to control how long PayLane waits for your answer.",
               "Can I change how long PayLane waits for my webhook endpoint to respond?"),
             F("When that setting is left empty, PayLane waits [[10 seconds]] before counting the attempt as "
               "failed.", "What is the default webhook timeout?"),
@@ -182,7 +182,7 @@ DOCS_API: tuple[DocSpec, ...] = (
               "[[5 retries]] spread over roughly a day.", "If my server is down, will PayLane resend the events?"),
         )),
         Section("Verifying signatures", "steps", facts=(
-            F("Each delivery carries a [[PayLane-Signature]] header, an HMAC-SHA256 of the payload computed with "
+            F("Each delivery carries a `[[PayLane-Signature]]` header, an HMAC-SHA256 of the payload computed with "
               "your endpoint secret.", "How do I check that a webhook really came from PayLane?"),
         ), subsections=(
             Section("Timestamp tolerance", "notes", facts=(
@@ -193,17 +193,17 @@ DOCS_API: tuple[DocSpec, ...] = (
     )),
     DocSpec("guides/webhook-events", "Webhook event types", "webhook event types", sections=(
         Section("Payment events", "reference", facts=(
-            F("[[charge.succeeded]] fires once the funds of a charge have been captured.",
+            F("`[[charge.succeeded]]` fires once the funds of a charge have been captured.",
               "Which event tells me that a payment went through?"),
-            F("[[charge.refunded]] is sent whenever a full or partial refund is created.",
+            F("`[[charge.refunded]]` is sent whenever a full or partial refund is created.",
               "Is there an event when I issue a refund?"),
         )),
         Section("Payout events", "reference", facts=(
-            F("[[payout.failed]] arrives when the receiving bank rejects a payout.",
+            F("`[[payout.failed]]` arrives when the receiving bank rejects a payout.",
               "How do I get notified if a payout bounces?"),
         )),
         Section("Dispute events", "reference", facts=(
-            F("[[dispute.opened]] is emitted as soon as the card network tells us about a chargeback.",
+            F("`[[dispute.opened]]` is emitted as soon as the card network tells us about a chargeback.",
               "Which webhook tells me about a new chargeback?"),
         )),
         Section("Replaying events", "notes", facts=(

@@ -29,7 +29,7 @@ DOCS_MONEY: tuple[DocSpec, ...] = (
             "Frictionless approvals look exactly like ordinary payments to your customer.",
         )),
         Section("Choosing a mode", "reference", facts=(
-            F("Set [[three_ds_mode]] on the payment intent to always, adaptive or never.",
+            F("Set `[[three_ds_mode]]` on the payment intent to always, adaptive or never.",
               "How do I force 3D Secure on every payment?"),
             F("Out of the box the mode is [[adaptive]], which requests a challenge only for risky payments.",
               "What does PayLane do about 3DS if I configure nothing?"),
@@ -41,7 +41,7 @@ DOCS_MONEY: tuple[DocSpec, ...] = (
     )),
     DocSpec("guides/saved-cards", "Saving cards for later", "saved payment methods", sections=(
         Section("Creating a card token", "steps", facts=(
-            F("Saved cards are represented by ids starting with [[card_tok_]], which you can charge again without "
+            F("Saved cards are represented by ids starting with `[[card_tok_]]`, which you can charge again without "
               "asking the customer to type their details.", "What does the id of a saved card look like?"),
         )),
         Section("Keeping cards up to date", "notes", facts=(
@@ -63,7 +63,7 @@ DOCS_MONEY: tuple[DocSpec, ...] = (
               "Is there a fee for currency conversion?"),
         )),
         Section("Settlement currencies", "notes", facts=(
-            F("Payouts can settle in USD, EUR, GBP, CAD or AUD, chosen with the [[settlement_currency]] account "
+            F("Payouts can settle in USD, EUR, GBP, CAD or AUD, chosen with the `[[settlement_currency]]` account "
               "setting.", "Can I be paid out in euros?"),
         )),
     )),
@@ -142,7 +142,7 @@ DOCS_MONEY: tuple[DocSpec, ...] = (
     )),
     DocSpec("billing/taxes", "Sales tax and VAT", "tax on PayLane fees", sections=(
         Section("Adding your tax ID", "steps", facts=(
-            F("Enter your VAT number in the [[tax_id]] field under Settings, then Billing.",
+            F("Enter your VAT number in the `[[tax_id]]` field under Settings, then Billing.",
               "Where do I enter my VAT number?"),
         )),
         Section("Reverse charge", "notes", facts=(
@@ -169,7 +169,7 @@ DOCS_MONEY: tuple[DocSpec, ...] = (
     )),
     DocSpec("connect/platform-fees", "Platform fees", "platform application fees", sections=(
         Section("Taking a fee", "steps", facts=(
-            F("Set [[application_fee_percent]] on the charge to keep a share of each sale.",
+            F("Set `[[application_fee_percent]]` on the charge to keep a share of each sale.",
               "How do I take a cut of every marketplace sale?"),
         )),
         Section("Fee limits", "reference", facts=(
@@ -177,7 +177,7 @@ DOCS_MONEY: tuple[DocSpec, ...] = (
               "What is the maximum fee my platform can keep?"),
         )),
         Section("Refunding platform fees", "notes", facts=(
-            F("When a charge is refunded, your fee is returned only if you pass [[refund_application_fee=true]].",
+            F("When a charge is refunded, your fee is returned only if you pass `[[refund_application_fee=true]]`.",
               "Is my platform fee refunded when a seller refunds a buyer?"),
         )),
     )),
@@ -220,6 +220,9 @@ DOCS_ACCOUNT: tuple[DocSpec, ...] = (
         Section("Uptime commitment", "reference", facts=(
             F("The payments API is covered by a [[99.95%]] monthly uptime commitment.",
               "What uptime does PayLane guarantee?"),
+        ), notes=(
+            "Scheduled maintenance announced in advance on the status page does not count as downtime.",
+            "The dashboard is not part of the commitment; only API availability is measured.",
         )),
         Section("Service credits", "reference", facts=(
             F("If a month falls short of the commitment, you receive a credit of [[10% of the monthly fee]].",
@@ -291,13 +294,13 @@ DOCS_ACCOUNT: tuple[DocSpec, ...] = (
     )),
     DocSpec("troubleshooting/declined-payments", "Why payments are declined", "declined payments", sections=(
         Section("Reading the decline reason", "overview", facts=(
-            F("The [[decline_code]] field on a failed charge carries the issuer's stated reason.",
+            F("The `[[decline_code]]` field on a failed charge carries the issuer's stated reason.",
               "Where can I see why a card was declined?"),
         )),
         Section("Common decline codes", "reference", facts=(
-            F("[[do_not_honor]] is a generic refusal, and only the cardholder's bank can explain it.",
+            F("`[[do_not_honor]]` is a generic refusal, and only the cardholder's bank can explain it.",
               "The decline says do not honor. What does that mean?"),
-            F("[[expired_card]] means the expiry date has passed; ask the customer for a current card.",
+            F("`[[expired_card]]` means the expiry date has passed; ask the customer for a current card.",
               "What should I tell a customer whose card is out of date?"),
         )),
         Section("Reducing declines", "notes", notes=(

@@ -23,7 +23,7 @@ class VariantPicker:
         self._values = values
         self._used: dict[str, set[int]] = {}
 
-    def pick(self, slot: str, options: Sequence[str], anchor: str) -> str:
+    def pick(self, slot: str, options: Sequence[str], anchor: str, heading: str = "") -> str:
         digest = hashlib.sha256(f"{self._key}|{anchor}|{slot}".encode()).digest()
         start = int.from_bytes(digest[:8], "big") % len(options)
         used = self._used.setdefault(slot, set())
@@ -33,7 +33,7 @@ class VariantPicker:
         while index in used:
             index = (index + 1) % len(options)
         used.add(index)
-        return options[index].format_map(self._values)
+        return options[index].format_map({**self._values, "heading": heading})
 
 
 def _paragraphs(sentences: Sequence[str], per_paragraph: int = 2) -> list[str]:
@@ -44,6 +44,11 @@ def _section_body(section: Section) -> list[str]:
     """Blocks (paragraphs or lists) carrying the section's declared sentences."""
     sentences = [fact.sentence for fact in section.facts] + list(section.notes)
     blocks: list[str] = []
+    if section.kind == "steps" and not section.steps and section.facts:
+        # A steps section with nothing but its facts reads best with the facts as the steps.
+        facts = [fact.sentence for fact in section.facts]
+        blocks.append("\n".join(f"{n}. {sentence}" for n, sentence in enumerate(facts, start=1)))
+        sentences = list(section.notes)
     if section.steps:
         blocks.append("\n".join(f"{n}. {step}" for n, step in enumerate(section.steps, start=1)))
     if not sentences:
@@ -59,6 +64,8 @@ def _render_section(section: Section, level: int, picker: VariantPicker) -> list
     blocks = [f"{'#' * level} {section.heading}"]
     blocks.append(picker.pick(f"open-{section.kind}", phrasebook.OPENERS[section.kind], section.heading))
     blocks.extend(_section_body(section))
+    middles = phrasebook.MIDDLES[section.kind]
+    blocks.append(picker.pick(f"middle-{section.kind}", middles, section.heading, heading=section.heading))
     blocks.append(picker.pick(f"close-{section.kind}", phrasebook.CLOSERS[section.kind], section.heading))
     for sub in section.subsections:
         blocks.extend(_render_section(sub, level + 1, picker))
@@ -69,6 +76,7 @@ def render_doc_body(doc: DocSpec, company: str) -> str:
     """Markdown body (no front matter): one `# Title`, then `##`/`###` sections."""
     picker = VariantPicker(doc.slug, {"company": company, "topic": doc.topic})
     blocks = [f"# {doc.title}", picker.pick("intro", phrasebook.DOC_INTRO, doc.title)]
+    blocks.append(picker.pick("intro-second", phrasebook.DOC_INTRO_SECOND, doc.title))
     for section in doc.sections:
         blocks.extend(_render_section(section, 2, picker))
     return "\n\n".join(blocks) + "\n"

@@ -23,6 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--audience", default="public", help="audience of documents that do not name one")
         parser.add_argument("--source-type", default="doc", choices=SOURCE_TYPES)
         parser.add_argument("--prune", action="store_true", help="archive documents that disappeared from a folder")
+        parser.add_argument("--manifest", type=Path, help=f"a corpus manifest (conflicts) outside the folders given")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument("--no-progress", action="store_true")
 
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         try:
             report = ingest_paths(
                 tenant=tenant, paths=options["paths"], audience=options["audience"],
-                source_type=options["source_type"], prune=options["prune"],
+                source_type=options["source_type"], prune=options["prune"], manifest=options["manifest"],
                 progress=not options["no_progress"], say=lambda m: self.stderr.write(m),
             )
         except ValueError as exc:

@@ -1,0 +1,98 @@
+"""Uploads from the admin or the API become background ingest jobs.
+
+The job runs the very same `ingest_paths` as the command, through Django's task framework
+API (the django-tasks backport; the database backend by default, with the worker that
+`make run` starts), so a multi-machine deployment swaps the backend by configuration.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+from django_tasks import task
+
+from corpus.ingest import SOURCE_TYPES, ingest_paths
+from corpus.models import IngestJob
+from tenants.models import Audience, Tenant
+
+
+class UploadRejected(ValueError):
+    pass
+
+
+def _safe_name(name: str) -> str:
+    """Keep folder structure (it makes slugs) but never let a name climb out of the job folder."""
+    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".", "..", "/")]
+    if not parts:
+        raise UploadRejected(f"file name {name!r} is empty after cleaning")
+    return "/".join(parts)
+
+
+def ingest_job_create(
+    *, tenant: Tenant, files: Sequence[UploadedFile], audience: str = "public", source_type: str = "doc",
+    created_by_id: int | None = None,
+) -> IngestJob:
+    if not files:
+        raise UploadRejected("no files uploaded")
+    if source_type not in SOURCE_TYPES:
+        raise UploadRejected(f"source type {source_type!r} is not one of {', '.join(SOURCE_TYPES)}")
+    if not Audience.objects.filter(tenant=tenant, slug=audience).exists():
+        raise UploadRejected(f"tenant {tenant.slug} has no audience {audience!r}")
+    for upload in files:
+        if upload.size is not None and upload.size > settings.INGEST_MAX_FILE_BYTES:
+            raise UploadRejected(f"{upload.name} is {upload.size:,} bytes, over the "
+                                 f"{settings.INGEST_MAX_FILE_BYTES:,}-byte limit")
+    with transaction.atomic():
+        job = IngestJob.objects.create(tenant=tenant, audience=audience, source_type=source_type, upload_dir="",
+                                       created_by_id=created_by_id)
+        folder = Path(settings.MEDIA_ROOT) / "ingest" / str(job.pk)
+        names = []
+        for upload in files:
+            name = _safe_name(upload.name or "upload")
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("wb") as out:
+                for piece in upload.chunks():
+                    out.write(piece)
+            names.append(name)
+        IngestJob.objects.filter(pk=job.pk).update(upload_dir=str(folder), file_names=names)
+        job.upload_dir, job.file_names = str(folder), names
+        transaction.on_commit(lambda: _enqueue(job.pk))
+    return job
+
+
+def _enqueue(job_id: int) -> None:
+    result = run_ingest_job.enqueue(job_id=job_id)
+    IngestJob.objects.filter(pk=job_id).update(task_id=str(result.id))
+
+
+@task()
+def run_ingest_job(job_id: int) -> dict[str, object]:
+    return ingest_job_run(job_id=job_id)
+
+
+def ingest_job_run(*, job_id: int) -> dict[str, object]:
+    job = IngestJob.objects.select_related("tenant").get(pk=job_id)
+    IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.RUNNING, started_at=timezone.now())
+    try:
+        report = ingest_paths(tenant=job.tenant, paths=[Path(job.upload_dir)], audience=job.audience,
+                              source_type=job.source_type)
+    except Exception as exc:  # the job row must say what happened, whatever it was
+        IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
+                                                   finished_at=timezone.now())
+        raise
+    data = report.as_dict()
+    status = IngestJob.Status.SUCCEEDED if report.ok else IngestJob.Status.FAILED
+    IngestJob.objects.filter(pk=job_id).update(status=status, report=data, finished_at=timezone.now(),
+                                               error="" if report.ok else f"{len(report.failed)} file(s) failed")
+    return data
+
+
+def ingest_job_discard_upload(*, job: IngestJob) -> None:
+    shutil.rmtree(job.upload_dir, ignore_errors=True)

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+
+from conftest import Cast
+from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.models import IngestJob
+from corpus.tests.helpers import documents
+
+IMMEDIATE = override_settings(TASKS={"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}})
+
+
+@pytest.mark.django_db
+def test_upload_runs_the_ingest_as_a_task(acme: Cast, tmp_path: Path, settings: Any,
+                                          django_capture_on_commit_callbacks: Any) -> None:
+    settings.MEDIA_ROOT = str(tmp_path)
+    files = [SimpleUploadedFile("guides/setup.md", b"# Setup\n\nInstall the agent with pip.\n"),
+             SimpleUploadedFile("../../evil.md", b"# Evil\n\nTrying to escape.\n")]
+    with IMMEDIATE, django_capture_on_commit_callbacks(execute=True):
+        job = ingest_job_create(tenant=acme.tenant, files=files, created_by_id=acme.owner.pk)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    assert job.report["added"] == 2 and job.task_id
+    assert sorted(job.file_names) == ["evil.md", "setup.md"]  # uploads arrive as base names
+    assert all(Path(job.upload_dir, n).resolve().is_relative_to(tmp_path) for n in job.file_names)
+    assert ("doc", "setup") in documents(acme.tenant)
+
+
+def test_safe_names_never_climb_out_of_the_job_folder() -> None:
+    from corpus.jobs import _safe_name
+
+    assert _safe_name("../../etc/passwd") == "etc/passwd"
+    assert _safe_name("guides\\win.md") == "guides/win.md"
+    assert _safe_name("/abs/x.md") == "abs/x.md"
+    with pytest.raises(UploadRejected):
+        _safe_name("../..")
+
+
+@pytest.mark.django_db
+def test_bad_upload_is_refused_before_anything_is_stored(acme: Cast) -> None:
+    with pytest.raises(UploadRejected, match="no audience 'vip'"):
+        ingest_job_create(tenant=acme.tenant, files=[SimpleUploadedFile("a.md", b"# A")], audience="vip")
+    with pytest.raises(UploadRejected, match="no files"):
+        ingest_job_create(tenant=acme.tenant, files=[])
+    assert not IngestJob.objects.exists()
+
+
+@pytest.mark.django_db
+def test_admin_upload_and_job_report(acme: Cast, globex: Cast, tmp_path: Path, settings: Any,
+                                     django_capture_on_commit_callbacks: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    root = get_user_model().objects.create_superuser("root", "r@example.com", "pw")
+    client = Client()
+    client.force_login(root)
+    assert client.get("/admin/corpus/ingestjob/add/").status_code == 200
+    with IMMEDIATE, django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/admin/corpus/ingestjob/add/", {
+            "tenant": acme.tenant.pk, "audience": "public", "source_type": "doc",
+            "files": [SimpleUploadedFile("faq.md", b"# FAQ\n\nWe answer within a day.\n")],
+        })
+    assert response.status_code == 302, response.content[:2000]
+    job = IngestJob.objects.get()
+    page = client.get(f"/admin/corpus/ingestjob/{job.pk}/change/")
+    assert b"succeeded" in page.content.lower() and b"&quot;added&quot;: 1" in page.content
+    listing = client.get("/admin/corpus/ingestjob/")
+    assert b"1 added" in listing.content
+    # A member of another tenant does not see the job.
+    globex.owner.is_staff = True
+    globex.owner.save()
+    from django.contrib.auth.models import Permission
+
+    globex.owner.user_permissions.set(Permission.objects.filter(codename="view_ingestjob"))
+    other = Client()
+    other.force_login(globex.owner)
+    assert other.get(f"/admin/corpus/ingestjob/{job.pk}/change/").status_code in (302, 404)
