@@ -27,6 +27,7 @@ from corpus.models import Document
 from tenants.models import Audience, Tenant
 
 SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
+INDEX_LAYOUT = "exact-terms-1"
 
 
 @dataclass
@@ -153,7 +154,8 @@ def ingest_paths(
         encoder = encoder or get_encoder()
         target = settings.CHUNK_TARGET_TOKENS
         contextualize = _contextualizer()
-        config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}"
+        # Everything that changes what gets stored for the same input: a change re-ingests.
+        config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}"
         parsed_docs: list[ParsedDocument] = []
         for result in parse_all(files, source_type=source_type):
             if isinstance(result, ParseFailure):

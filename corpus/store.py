@@ -20,6 +20,7 @@ from corpus.chunking import ChunkDraft
 from corpus.hooks import on_commit_chunks_retired
 from corpus.models import Document
 from corpus.parsers import ParsedDocument
+from corpus.terms import exact_terms
 from tenants.models import Tenant
 from tenants.scope import ChunkRow, ChunkWriter
 
@@ -104,6 +105,7 @@ def write_document(
                     embedding=vector,
                     ts_config=tenant.text_search_config,
                     context_blurb=blurbs[ordinal] if blurbs else "",
+                    exact_terms=exact_terms(draft.content),
                 )
                 for ordinal, (draft, vector) in enumerate(zip(drafts, vectors))
             ],

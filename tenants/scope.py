@@ -30,6 +30,8 @@ from django.db import connections, transaction
 from psycopg import sql
 
 CHUNK_TABLE = "corpus_chunk"
+TERM_STATS_TABLE = "corpus_term_stats"
+AUDIENCE_STATS_TABLE = "corpus_audience_stats"
 
 # Settings a read may tune for its own transaction (pgvector's iterative index scans).
 _ALLOWED_LOCAL_SETTINGS = {"hnsw.ef_search", "hnsw.iterative_scan", "hnsw.max_scan_tuples", "enable_seqscan"}
@@ -76,11 +78,19 @@ class ChunkQuery:
     limit: int | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     local_settings: Mapping[str, str] = field(default_factory=dict)
+    # A set-returning function over the chunk row (`unnest(c.tsv) AS u`), joined laterally.
+    lateral: sql.Composable | None = None
+    # GROUP BY after the weld; the scope appends the chunk id so its own columns stay valid.
+    group_by: sql.Composable | None = None
+    # Join the chunk's document as `d` (title, slug, source type, dates) in the same statement.
+    with_document: bool = False
 
     def __post_init__(self) -> None:
         _guard("select", self.select)
         _guard("where", self.where)
         _guard("order_by", self.order_by)
+        _guard("lateral", self.lateral)
+        _guard("group_by", self.group_by)
         for key in self.params:
             if key.startswith("_scope"):
                 raise FragmentRejected(f"parameter name {key!r} is reserved for the scope")
@@ -119,12 +129,21 @@ class TenantScope:
     def compose(self, query: ChunkQuery) -> sql.Composed:
         parts: list[sql.Composable] = [
             sql.SQL("SELECT {select}, c.tenant_id AS _scope_tenant, c.audience_id AS _scope_audience,"
-                    " c.archived AS _scope_archived FROM {table} AS c WHERE ({weld})").format(
-                select=query.select, table=sql.Identifier(CHUNK_TABLE), weld=self._predicate()
+                    " c.archived AS _scope_archived FROM {table} AS c").format(
+                select=query.select, table=sql.Identifier(CHUNK_TABLE)
             )
         ]
+        if query.with_document:
+            # The document must be the chunk's own and of the same tenant: both keys, always.
+            parts.append(sql.SQL(" JOIN {} AS d ON d.id = c.document_id AND d.tenant_id = c.tenant_id").format(
+                sql.Identifier("corpus_document")))
+        if query.lateral is not None:
+            parts.append(sql.SQL(" CROSS JOIN LATERAL {}").format(query.lateral))
+        parts.append(sql.SQL(" WHERE ({})").format(self._predicate()))
         if query.where is not None:
             parts.append(sql.SQL(" AND ({})").format(query.where))
+        if query.group_by is not None:
+            parts.append(sql.SQL(" GROUP BY c.id, {}").format(query.group_by))
         if query.order_by is not None:
             parts.append(sql.SQL(" ORDER BY {}").format(query.order_by))
         if query.limit is not None:
@@ -160,6 +179,59 @@ class TenantScope:
             row["archived"] = row.pop("_scope_archived")
         return rows
 
+    # -- derived data: word statistics and vocabulary ------------------------------------
+    def _stats_rows(self, statement: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run a statistics read; the weld and the tripwire are the same as for chunk text."""
+        weld = "s.tenant_id = %(_scope_tenant)s AND s.audience_id = ANY(%(_scope_audiences)s)"
+        with self.rls_context() as cursor:
+            cursor.execute(statement.replace("{weld}", weld), {**params, **self._params()})
+            rows = cursor.fetchall()
+        allowed = set(self.audience_ids)
+        for row in rows:
+            tenant_id, audience_id = row[0], row[1]
+            if tenant_id != self.tenant_id or audience_id not in allowed:
+                raise ScopeViolation(f"statistics row of tenant {tenant_id}/audience {audience_id} "
+                                     f"returned to a scope of tenant {self.tenant_id}, audiences {sorted(allowed)}")
+        return rows
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """Live chunks containing each term, among the chunks this scope may read."""
+        if not terms:
+            return {}
+        # Index: corpus_term_stats primary key (tenant_id, audience_id, term).
+        rows = self._stats_rows(
+            "SELECT s.tenant_id, s.audience_id, s.term, s.df FROM corpus_term_stats s"
+            " WHERE {weld} AND s.term = ANY(%(terms)s)",
+            {"terms": list(terms)},
+        )
+        frequencies: dict[str, int] = {}
+        for _, _, term, df in rows:
+            frequencies[term] = frequencies.get(term, 0) + df
+        return frequencies
+
+    def corpus_totals(self) -> tuple[int, int]:
+        """(live chunks, total term occurrences) visible to this scope: BM25's N and avgdl."""
+        rows = self._stats_rows(
+            "SELECT s.tenant_id, s.audience_id, s.chunk_count, s.term_total FROM corpus_audience_stats s WHERE {weld}",
+            {},
+        )
+        return sum(r[2] for r in rows), sum(r[3] for r in rows)
+
+    def similar_terms(self, term: str, *, limit: int = 3, threshold: float = 0.4) -> list[tuple[str, float, int]]:
+        """Vocabulary terms this scope may read that look like `term` (pg_trgm), best first."""
+        # Index: corpus_term_stats_trgm_idx (gin_trgm_ops) serves the % operator.
+        rows = self._stats_rows(
+            "SELECT s.tenant_id, s.audience_id, s.term, s.df, similarity(s.term, %(w)s) AS sim"
+            " FROM corpus_term_stats s WHERE {weld} AND s.term %% %(w)s AND similarity(s.term, %(w)s) >= %(th)s",
+            {"w": term, "th": threshold},
+        )
+        best: dict[str, tuple[float, int]] = {}
+        for _, _, found, df, similarity in rows:
+            sim, total = best.get(found, (similarity, 0))
+            best[found] = (sim, total + df)
+        ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+        return [(found, sim, df) for found, (sim, df) in ranked[:limit]]
+
     def _tripwire(self, rows: Sequence[Mapping[str, Any]]) -> None:
         allowed = set(self.audience_ids)
         for row in rows:
@@ -188,6 +260,7 @@ class ChunkRow:
     page: int | None = None
     contested: bool = False
     context_blurb: str = ""
+    exact_terms: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -220,8 +293,8 @@ class ChunkWriter:
         """Insert in one pipelined executemany (PostgreSQL refuses COPY into an RLS table)."""
         statement = sql.SQL(
             "INSERT INTO {} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
-            " token_count, embedding, ts_config, contested, context_blurb)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::regconfig, %s, %s)"
+            " token_count, embedding, ts_config, contested, context_blurb, exact_terms)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::regconfig, %s, %s, %s)"
         ).format(sql.Identifier(CHUNK_TABLE))
         cursor.executemany(
             statement.as_string(None),
@@ -239,13 +312,16 @@ class ChunkWriter:
                     row.ts_config,
                     row.contested,
                     row.context_blurb,
+                    list(row.exact_terms),
                 )
                 for row in rows
             ],
         )
+        self._adjust_statistics(cursor, sorted({row.document_id for row in rows}), +1)
 
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
         """Delete the chunks of these documents and return their ids (for cache invalidation)."""
+        self._adjust_statistics(cursor, document_ids, -1)
         cursor.execute(
             sql.SQL("DELETE FROM {} WHERE tenant_id = %(t)s AND document_id = ANY(%(d)s) RETURNING id, tenant_id")
             .format(sql.Identifier(CHUNK_TABLE))
@@ -255,6 +331,8 @@ class ChunkWriter:
         return self._ids(cursor.fetchall())
 
     def set_archived(self, cursor: Any, document_ids: Sequence[int], archived: bool) -> list[int]:
+        if archived:
+            self._adjust_statistics(cursor, document_ids, -1)  # while they still count as live
         cursor.execute(
             sql.SQL(
                 "UPDATE {} SET archived = %(a)s WHERE tenant_id = %(t)s AND document_id = ANY(%(d)s)"
@@ -264,7 +342,46 @@ class ChunkWriter:
             .as_string(None),
             {"a": archived, "t": self.tenant_id, "d": list(document_ids)},
         )
-        return self._ids(cursor.fetchall())
+        ids = self._ids(cursor.fetchall())
+        if not archived:
+            self._adjust_statistics(cursor, document_ids, +1)
+        return ids
+
+    def _adjust_statistics(self, cursor: Any, document_ids: Sequence[int], sign: int) -> None:
+        """Add (+1) or remove (-1) these documents' live chunks to the BM25 statistics.
+
+        Runs in the writer's transaction, so text and statistics never disagree; ingests of a
+        tenant are serialised (corpus.store.tenant_ingest_lock), so increments never race.
+        """
+        params = {"t": self.tenant_id, "d": list(document_ids)}
+        names = {"chunk": sql.Identifier(CHUNK_TABLE), "terms": sql.Identifier(TERM_STATS_TABLE),
+                 "totals": sql.Identifier(AUDIENCE_STATS_TABLE)}
+        live = "WHERE c.tenant_id = %(t)s AND c.document_id = ANY(%(d)s) AND NOT c.archived"
+        if sign > 0:
+            statements = [
+                "INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
+                " SELECT c.tenant_id, c.audience_id, u.lexeme, count(*) FROM {chunk} c, unnest(c.tsv) u " + live +
+                " GROUP BY 1, 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df",
+                "INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
+                " SELECT c.tenant_id, c.audience_id, count(*), coalesce(sum(c.term_count), 0) FROM {chunk} c " + live +
+                " GROUP BY 1, 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
+                " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total",
+            ]
+        else:
+            # Decrements are UPDATEs: an INSERT … ON CONFLICT would test its negative
+            # proposed row against the CHECK (df >= 0) before ever reaching the update.
+            statements = [
+                "UPDATE {terms} s SET df = s.df - x.n FROM (SELECT c.audience_id, u.lexeme, count(*) AS n"
+                " FROM {chunk} c, unnest(c.tsv) u " + live + " GROUP BY 1, 2) x"
+                " WHERE s.tenant_id = %(t)s AND s.audience_id = x.audience_id AND s.term = x.lexeme",
+                "UPDATE {totals} s SET chunk_count = s.chunk_count - x.n, term_total = s.term_total - x.total"
+                " FROM (SELECT c.audience_id, count(*) AS n, coalesce(sum(c.term_count), 0) AS total"
+                " FROM {chunk} c " + live + " GROUP BY 1) x"
+                " WHERE s.tenant_id = %(t)s AND s.audience_id = x.audience_id",
+                "DELETE FROM {terms} WHERE tenant_id = %(t)s AND df = 0",
+            ]
+        for statement in statements:
+            cursor.execute(sql.SQL(statement).format(**names).as_string(None), params)
 
     def set_contested(self, cursor: Any, document_ids: Sequence[int], match: str) -> list[int]:
         """Tag the live chunks of these documents that contain `match` (case-insensitive)."""

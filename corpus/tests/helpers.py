@@ -32,3 +32,14 @@ def documents(tenant: Tenant) -> dict[tuple[str, str], Document]:
 
 def chunk_counts(tenant: Tenant) -> Counter[int]:
     return Counter(row["document_id"] for row in stored_chunks(tenant))
+
+
+def assert_statistics_match_chunks(tenant: Tenant) -> None:
+    """The BM25 statistics kept at ingest equal a recount over the live chunks."""
+    scope = TenantScope(tenant_id=tenant.id, audience_ids=all_audiences(tenant))
+    rows = scope.fetch(ChunkQuery(select=sql.SQL("c.id AS chunk, u.lexeme AS lexeme, c.term_count AS length"),
+                                  lateral=sql.SQL("unnest(c.tsv) AS u")))
+    expected: Counter[str] = Counter(row["lexeme"] for row in rows)
+    lengths = {row["chunk"]: row["length"] for row in rows}
+    assert scope.document_frequencies(list(expected)) == dict(expected)
+    assert scope.corpus_totals() == (len(lengths), sum(lengths.values()))

@@ -11,7 +11,7 @@ from django.test import override_settings
 from conftest import Cast
 from corpus.embedding import Encoder
 from corpus.ingest import ingest_paths
-from corpus.tests.helpers import chunk_counts, documents, stored_chunks
+from corpus.tests.helpers import assert_statistics_match_chunks, chunk_counts, documents, stored_chunks
 from corpus.tests.pdfs import make_pdf
 
 RETIRED: list[dict[str, Any]] = []
@@ -69,6 +69,7 @@ def test_ingest_end_to_end(acme: Cast, encoder: Encoder, tmp_path: Path,
     assert all(c["archived"] == (by_doc[c["document_id"]] == ("doc", "billing/pricing-2024")) for c in chunks)
     assert all(c["token_count"] <= encoder.max_content_tokens for c in chunks)
     assert chunk_counts(acme.tenant) == {d.pk: d.chunk_count for d in docs.values()}
+    assert_statistics_match_chunks(acme.tenant)
 
 
 @pytest.mark.django_db
@@ -97,6 +98,7 @@ def test_reingest_is_idempotent_and_replaces_exactly_what_changed(
     untouched = {i for i, c in before.items() if c["document_id"] != webhook_id}
     assert untouched <= set(after)  # other documents keep their chunk ids
     assert not set(old_webhook_chunks) & set(after)
+    assert_statistics_match_chunks(acme.tenant)
 
 
 @pytest.mark.django_db
@@ -132,6 +134,7 @@ def test_prune_archives_documents_gone_from_the_folder(acme: Cast, encoder: Enco
     assert documents(acme.tenant)[("doc", "internal/runbook")].status == "archived"
     live = stored_chunks(acme.tenant, include_archived=False)
     assert not [c for c in live if "extension 4412" in c["content"]]
+    assert_statistics_match_chunks(acme.tenant)
 
 
 @pytest.mark.django_db

@@ -7,6 +7,7 @@ import hashlib
 import numpy as np
 
 from corpus.models import Document
+from corpus.terms import exact_terms
 from tenants.scope import ChunkRow, ChunkWriter
 
 DIM = 384
@@ -40,6 +41,7 @@ def plant(*, tenant_id: int, audience_id: int, slug: str, content: str, archived
                     content=content,
                     token_count=len(content.split()),
                     embedding=unit_vector(slug),
+                    exact_terms=exact_terms(content),
                 )
             ],
         )

@@ -75,10 +75,23 @@ def _reads(scope: TenantScope) -> list[str]:
     return contents
 
 
+FORBIDDEN_KEYS = {"=globex-secret-7781": SENTINEL_OTHER_TENANT, "=acme-internal-4412": SENTINEL_INTERNAL,
+                  "=acme-archived-9090": SENTINEL_ARCHIVED}
+
+
+def _derived_reads(scope: TenantScope) -> list[str]:
+    """Word statistics and vocabulary, mapped back to the sentinel they would betray."""
+    seen = [FORBIDDEN_KEYS.get(term, term) for term, df in scope.document_frequencies(list(FORBIDDEN_KEYS)).items() if df]
+    for key in FORBIDDEN_KEYS:
+        near_miss = key[:-1] + "0"  # one character off: what typo correction would look up
+        seen += [FORBIDDEN_KEYS.get(term, term) for term, _, _ in scope.similar_terms(near_miss, threshold=0.3)]
+    return seen
+
+
 def find_leaks(make_scope: Callable[[], TenantScope]) -> list[str]:
     """The isolation check: what a public reader of iso-acme must never see."""
     try:
-        contents = _reads(make_scope())
+        contents = _reads(make_scope()) + _derived_reads(make_scope())
     except ScopeViolation as exc:
         return [f"tripwire: {exc}"]
     forbidden = (SENTINEL_OTHER_TENANT, SENTINEL_INTERNAL, SENTINEL_ARCHIVED)
@@ -119,11 +132,14 @@ def test_control_sentinels_are_findable_where_allowed(world: World) -> None:
     """Without this control, an empty result would pass every isolation test above."""
     globex_reader = TenantScope(tenant_id=world.globex.tenant.id, audience_ids=(world.globex.public_id,))
     assert SENTINEL_OTHER_TENANT in _reads(globex_reader)
+    assert SENTINEL_OTHER_TENANT in _derived_reads(globex_reader)
     staff_reader = TenantScope(
         tenant_id=world.acme.tenant.id, audience_ids=(world.acme.public_id, world.acme.internal_id)
     )
     seen = _reads(staff_reader)
     assert SENTINEL_INTERNAL in seen and PUBLIC_TEXT in seen
+    assert SENTINEL_INTERNAL in _derived_reads(staff_reader)
+    assert SENTINEL_ARCHIVED not in _derived_reads(staff_reader)  # statistics count live chunks only
     assert SENTINEL_ARCHIVED not in seen
     archive_reader = TenantScope(
         tenant_id=world.acme.tenant.id, audience_ids=(world.acme.public_id,), include_archived=True
