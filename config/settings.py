@@ -181,7 +181,31 @@ CORPUS_CHUNK_LISTENERS: list[str] = []
 DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
 DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
 
-RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.35)
+# --- Retrieval (docs/decisions/0008, 0009) ---------------------------------------------------
+RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=20)
+RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60)
+RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2)
+RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75)
+# Terms in more than this share of visible chunks score but do not select candidates.
+RETRIEVAL_BM25_COMMON_SHARE = env_float("RETRIEVAL_BM25_COMMON_SHARE", default=0.25)
+RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100)
+# Evidence filter: keyword coverage (IDF-weighted share of query terms) or vector similarity.
+RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)
+RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.5)
+RETRIEVAL_TYPO_SIMILARITY_MIN = env_float("RETRIEVAL_TYPO_SIMILARITY_MIN", default=0.45)
+# Reranking: off | always | conditional (conditional ships off; always is the ceiling).
+RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="off")
+RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
+RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
+RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20)
+RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
+# Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
+RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")
+RERANKERS = {
+    "cross_encoder": "retrieval.rerankers.cross_encoder.CrossEncoderReranker",
+    "late_interaction": "retrieval.rerankers.late_interaction.LateInteractionReranker",
+    "llm": "retrieval.rerankers.llm.LlmPointwiseReranker",
+}
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,53 @@
+"""python manage.py search --tenant SLUG [--audience A] [--explain] "query" """
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from retrieval.search import MODES, search
+from tenants.models import Tenant
+from tenants.readers import reader_scope
+
+
+class Command(BaseCommand):
+    help = "Search a tenant's corpus as a given audience and show the fused ranking."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("query")
+        parser.add_argument("--tenant", required=True)
+        parser.add_argument("--audience", action="append", help="audience slug (repeatable); default public")
+        parser.add_argument("--k", type=int, default=5)
+        parser.add_argument("--mode", choices=MODES, default="hybrid")
+        parser.add_argument("--rerank", choices=["off", "always", "conditional"])
+        parser.add_argument("--explain", action="store_true", help="legs, scores, corrections, verdicts, timings")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
+        if tenant is None:
+            raise CommandError(f"tenant {options['tenant']!r} does not exist")
+        try:
+            scope = reader_scope(tenant=tenant, audiences=options["audience"] or ["public"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        result = search(scope=scope, query=options["query"], ts_config=tenant.text_search_config,
+                        k=options["k"], mode=options["mode"], rerank=options["rerank"])
+        if not result.candidates:
+            self.stdout.write("No chunk passed the evidence filter: nothing relevant in this corpus.")
+        for position, c in enumerate(result.candidates, start=1):
+            self.stdout.write(f"{position:>2}. [{c.source_type}] {c.slug} — {c.heading_path}")
+            if options["explain"]:
+                legs = ", ".join(f"{leg} #{rank}" for leg, rank in sorted(c.ranks.items()))
+                rerank = f" rerank logit {c.rerank_logit:.3f} p {c.rerank_probability:.3f}" if c.rerank_logit is not None else ""
+                self.stdout.write(f"    fused {c.fused_score:.5f} ({legs}); cosine {c.vector_similarity:.3f}; "
+                                  f"keyword coverage {c.keyword_coverage:.2f} {c.matched_terms}; evidence {c.evidence}{rerank}")
+        if options["explain"]:
+            self.stdout.write(f"\nterms: {list(result.terms.lexemes)} exact: {list(result.terms.exact)}")
+            for fix in result.corrections:
+                self.stdout.write(f"typo: {fix.original} → {fix.corrected} (similarity {fix.similarity})")
+            for c in result.dropped:
+                self.stdout.write(f"dropped: {c.slug} — {c.heading_path}: cosine {c.vector_similarity:.3f}, "
+                                  f"coverage {c.keyword_coverage:.2f}")
+            self.stdout.write(f"rerank: {result.rerank_reason}")
+            self.stdout.write("timings ms: " + ", ".join(f"{k} {v}" for k, v in result.timings_ms.items()))

@@ -1,0 +1,259 @@
+"""Hybrid search: vector + BM25 → reciprocal rank fusion → evidence filter → optional rerank.
+
+Every read goes through the TenantScope; nothing is filtered by tenant or audience in
+Python. The result carries each stage's numbers and timings so traces and `manage.py search
+--explain` show why a chunk was (or was not) returned.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from psycopg import sql
+
+from corpus.embedding import get_encoder
+from retrieval.fusion import Fused, reciprocal_rank_fusion
+from retrieval.legs import Bm25Stats, QueryTerms, bm25_stats, keyword_leg, query_terms, vector_leg, vector_text
+from retrieval.rerankers import get_reranker
+from retrieval.typos import Correction, correct_terms
+from tenants.scope import ChunkQuery, TenantScope
+
+MODES = ("hybrid", "vector", "keyword")
+
+
+@dataclass
+class Candidate:
+    chunk_id: int
+    document_id: int
+    slug: str
+    title: str
+    source_type: str
+    heading_path: str
+    content: str
+    page: int | None
+    version: str
+    effective_date: dt.date | None
+    contested: bool
+    fused_score: float
+    ranks: dict[str, int]
+    vector_similarity: float
+    keyword_coverage: float
+    matched_terms: list[str]
+    evidence: str = ""  # keyword | vector | keyword+vector | none
+    rerank_logit: float | None = None
+    rerank_probability: float | None = None
+
+    @property
+    def score(self) -> float:
+        """The number the confidence gate reads: the reranker's sigmoid if it ran, else fusion."""
+        return self.rerank_probability if self.rerank_probability is not None else self.fused_score
+
+    @property
+    def score_kind(self) -> str:
+        return "rerank" if self.rerank_probability is not None else "fusion"
+
+    def as_trace(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id, "document_id": self.document_id, "slug": self.slug,
+            "source_type": self.source_type, "heading_path": self.heading_path, "ranks": self.ranks,
+            "fused_score": round(self.fused_score, 6), "vector_similarity": round(self.vector_similarity, 4),
+            "keyword_coverage": round(self.keyword_coverage, 4), "evidence": self.evidence,
+            "rerank_logit": self.rerank_logit, "rerank_probability": self.rerank_probability,
+            "score_kind": self.score_kind,
+        }
+
+
+@dataclass
+class SearchResult:
+    query: str
+    mode: str
+    terms: QueryTerms
+    corrections: list[Correction]
+    candidates: list[Candidate]  # passed the evidence filter, best first
+    dropped: list[Candidate]  # failed it, with their numbers, for --explain and traces
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    reranked: bool = False
+    rerank_reason: str = "off"
+    query_vector: np.ndarray | None = None
+
+    def as_trace(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "mode": self.mode, "lexemes": list(self.terms.lexemes),
+            "exact_terms": list(self.terms.exact),
+            "corrections": [c.__dict__ for c in self.corrections],
+            "candidates": [c.as_trace() for c in self.candidates],
+            "dropped": [c.as_trace() for c in self.dropped],
+            "timings_ms": self.timings_ms, "reranked": self.reranked, "rerank_reason": self.rerank_reason,
+        }
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    def stage(self, name: str) -> "_Stage":
+        return _Stage(self, name)
+
+
+class _Stage:
+    def __init__(self, timer: _Timer, name: str) -> None:
+        self.timer, self.name = timer, name
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.timings[self.name] = round((time.perf_counter() - self.start) * 1000, 2)
+
+
+def search(
+    *,
+    scope: TenantScope,
+    query: str,
+    ts_config: str,
+    k: int = 10,
+    mode: str = "hybrid",
+    keyword_ranking: str = "bm25",
+    rerank: str | None = None,
+    reranker: str | None = None,
+    per_leg: int | None = None,
+    correct_typos: bool = True,
+) -> SearchResult:
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    per_leg = per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG
+    rerank = rerank or settings.RETRIEVAL_RERANK_MODE
+    timer = _Timer()
+    with timer.stage("embed"):
+        query_vector = get_encoder().encode_one(query)
+    with timer.stage("terms"):
+        terms = query_terms(query, ts_config=ts_config)
+        stats = bm25_stats(scope, terms.all)
+        corrections: list[Correction] = []
+        if correct_typos:
+            lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df)
+            if corrections:
+                terms = QueryTerms(lexemes=lexemes, exact=terms.exact)
+                stats = bm25_stats(scope, terms.all)
+    legs: dict[str, list[int]] = {}
+    if mode in ("hybrid", "vector"):
+        with timer.stage("vector"):
+            legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg)]
+    if mode in ("hybrid", "keyword"):
+        with timer.stage("keyword"):
+            hits = keyword_leg(scope, terms.all, stats, limit=per_leg, ranking=keyword_ranking)
+            legs["keyword"] = [h.chunk_id for h in hits]
+    with timer.stage("fuse"):
+        fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
+    with timer.stage("evidence"):
+        candidates = _hydrate(scope, fused, query_vector, terms, stats)
+        passed, dropped = evidence_filter(candidates)
+    result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=passed,
+                          dropped=dropped, query_vector=query_vector)
+    with timer.stage("rerank"):
+        _maybe_rerank(result, rerank, reranker or settings.RETRIEVAL_RERANKER)
+    result.candidates = result.candidates[:k]
+    result.timings_ms = timer.timings
+    result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
+    return result
+
+
+def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, terms: QueryTerms,
+             stats: Bm25Stats) -> list[Candidate]:
+    if not fused:
+        return []
+    rows = scope.fetch(ChunkQuery(
+        select=sql.SQL(
+            "c.id, c.document_id, c.heading_path, c.content, c.page, c.contested, d.slug, d.title, d.source_type,"
+            " d.version, d.effective_date, 1 - (c.embedding <=> %(v)s::vector) AS similarity,"
+            " ARRAY(SELECT u.lexeme FROM unnest(c.tsv) AS u WHERE u.lexeme = ANY(%(terms)s)) AS matched"
+        ),
+        where=sql.SQL("c.id = ANY(%(ids)s)"),
+        params={"v": vector_text(query_vector), "terms": list(terms.all), "ids": [f.chunk_id for f in fused]},
+        with_document=True,
+    ))
+    by_id = {row["id"]: row for row in rows}
+    total_idf = sum(stats.idf.get(t, 0.0) for t in terms.all) or 1.0
+    candidates = []
+    for item in fused:
+        row = by_id[item.chunk_id]
+        matched = sorted(row["matched"])
+        candidates.append(Candidate(
+            chunk_id=row["id"], document_id=row["document_id"], slug=row["slug"], title=row["title"],
+            source_type=row["source_type"], heading_path=row["heading_path"], content=row["content"],
+            page=row["page"], version=row["version"], effective_date=row["effective_date"],
+            contested=row["contested"], fused_score=item.score, ranks=dict(item.ranks),
+            vector_similarity=float(row["similarity"]),
+            keyword_coverage=sum(stats.idf.get(t, 0.0) for t in matched) / total_idf, matched_terms=matched,
+        ))
+    return candidates
+
+
+def evidence_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """Keep a candidate only with keyword evidence or a vector similarity above the floor.
+
+    Without this, fusion always returns k chunks, and "nothing relevant" could never be an
+    outcome: the answer step would be handed the least-bad strangers.
+    """
+    coverage_min = settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
+    floor = settings.RETRIEVAL_VECTOR_SIMILARITY_FLOOR
+    passed, dropped = [], []
+    for candidate in candidates:
+        reasons = []
+        if candidate.keyword_coverage >= coverage_min:
+            reasons.append("keyword")
+        if candidate.vector_similarity >= floor:
+            reasons.append("vector")
+        candidate.evidence = "+".join(reasons) or "none"
+        (passed if reasons else dropped).append(candidate)
+    return passed, dropped
+
+
+def should_rerank(candidates: Sequence[Candidate], mode: str, margin: float) -> tuple[bool, str]:
+    if mode == "off" or len(candidates) < 2:
+        return False, "off" if mode == "off" else "too few candidates"
+    if mode == "always":
+        return True, "always"
+    if mode == "conditional":
+        gap = candidates[0].fused_score - candidates[1].fused_score
+        if gap < margin:
+            return True, f"ambiguous: top fused gap {gap:.4f} < {margin}"
+        return False, f"clear: top fused gap {gap:.4f} >= {margin}"
+    raise ValueError(f"rerank mode {mode!r} is not off, always or conditional")
+
+
+def _maybe_rerank(result: SearchResult, mode: str, reranker_name: str) -> None:
+    run, reason = should_rerank(result.candidates, mode, settings.RETRIEVAL_RERANK_MARGIN)
+    result.rerank_reason = reason
+    if not run:
+        return
+    depth = settings.RETRIEVAL_RERANK_DEPTH
+    head, tail = result.candidates[:depth], result.candidates[depth:]
+    scores = get_reranker(reranker_name).score(result.query, [c.content for c in head])
+    for candidate, score in zip(head, scores):
+        candidate.rerank_logit, candidate.rerank_probability = score.logit, score.probability
+    head.sort(key=lambda c: (-(c.rerank_logit or 0.0), c.chunk_id))  # the logit sorts; the sigmoid saturates
+    result.candidates = head + tail
+    result.reranked = True
+
+
+def multi_query_search(
+    *, scope: TenantScope, query: str, ts_config: str, rephrase: Callable[[str], list[str]], k: int = 10,
+    **options: Any,
+) -> SearchResult:
+    """Rephrase the question N ways, search each, fuse the rankings (eval only, not the live path)."""
+    variants = [query, *[v for v in rephrase(query) if v.strip() and v.strip() != query]]
+    results = [search(scope=scope, query=v, ts_config=ts_config, k=k, **options) for v in variants]
+    fused = reciprocal_rank_fusion({f"q{i}": [c.chunk_id for c in r.candidates] for i, r in enumerate(results)},
+                                   k=settings.RETRIEVAL_RRF_K)
+    pool = {c.chunk_id: c for r in results for c in r.candidates}
+    combined = results[0]
+    combined.candidates = [pool[f.chunk_id] for f in fused][:k]
+    combined.timings_ms = {"total": round(sum(r.timings_ms["total"] for r in results), 2)}
+    return combined

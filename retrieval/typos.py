@@ -1,0 +1,40 @@
+"""Typo correction against the asker's own visible vocabulary (pg_trgm over term statistics).
+
+Only a query term that the asker's visible chunks never contain is corrected, and only to a
+term those same chunks do contain: the vocabulary is read through the scope, so a correction
+can never reveal a word from another tenant or a hidden audience.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from tenants.scope import TenantScope
+
+_MIN_LENGTH = 4
+
+
+@dataclass(frozen=True)
+class Correction:
+    original: str
+    corrected: str
+    similarity: float
+
+
+def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int]) -> tuple[tuple[str, ...], list[Correction]]:
+    corrected: list[str] = []
+    corrections: list[Correction] = []
+    for term in lexemes:
+        if df.get(term, 0) > 0 or len(term) < _MIN_LENGTH or any(ch.isdigit() for ch in term):
+            corrected.append(term)
+            continue
+        candidates = scope.similar_terms(term, limit=1, threshold=settings.RETRIEVAL_TYPO_SIMILARITY_MIN)
+        if candidates and not candidates[0][0].startswith("="):
+            found, similarity, _ = candidates[0]
+            corrections.append(Correction(term, found, round(similarity, 3)))
+            corrected.append(found)
+        else:
+            corrected.append(term)
+    return tuple(dict.fromkeys(corrected)), corrections
