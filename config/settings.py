@@ -207,6 +207,35 @@ RERANKERS = {
     "llm": "retrieval.rerankers.llm.LlmPointwiseReranker",
 }
 
+# --- Answering (docs/decisions/0010) -------------------------------------------------------
+# Ordered provider chain, entries "dialect|base_url|API_KEY_ENV|model[|timeout]" (dialects:
+# openai, gemini). Empty: the offline extractive answerer answers.
+ANSWER_PROVIDERS = env_str("ANSWER_PROVIDERS", default="")
+ANSWER_PROVIDER_TIMEOUT = env_float("ANSWER_PROVIDER_TIMEOUT", default=30.0)
+ANSWER_MAX_RETRY_WAIT = env_float("ANSWER_MAX_RETRY_WAIT", default=5.0)
+ANSWER_MAX_TOKENS = env_int("ANSWER_MAX_TOKENS", default=700)
+# USD per million tokens (input, output), by model name.
+ANSWER_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gemini-2.0-flash": (0.10, 0.40),
+    "llama-3.1-8b-instant": (0.05, 0.08),
+}
+ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6)
+ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6)
+# Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
+ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
+ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.2)
+# Extractive answerer: a sentence must be this similar to the question to be quoted.
+ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.45)
+ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
+# Citation validation: a claim below this similarity to every cited chunk is flagged weak.
+ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
+ANSWER_ABSTAIN_TEXT = env_str(
+    "ANSWER_ABSTAIN_TEXT",
+    default="I don't know the answer to that from our documentation; a person from our team will follow up.",
+)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

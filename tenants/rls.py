@@ -29,3 +29,16 @@ def staff_tenant_context(tenant_ids: Sequence[int]) -> Iterator[None]:
         if connection.connection is not None and not connection.needs_rollback:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('app.staff_tenant_ids', '', false)")
+
+
+@contextmanager
+def tenant_context(tenant_id: int) -> Iterator[Any]:
+    """A transaction in which row-level security admits one tenant's rows of the tenant-owned
+    tables that are not chunk text (traces, escalations, cache entries). Chunk reads still go
+    through the scope, whose policy also requires audiences."""
+    from django.db import transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(int(tenant_id))])
+        yield cursor
+        cursor.execute("SELECT set_config('app.tenant_id', '', true)")

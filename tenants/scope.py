@@ -34,7 +34,8 @@ TERM_STATS_TABLE = "corpus_term_stats"
 AUDIENCE_STATS_TABLE = "corpus_audience_stats"
 
 # Settings a read may tune for its own transaction (pgvector's iterative index scans).
-_ALLOWED_LOCAL_SETTINGS = {"hnsw.ef_search", "hnsw.iterative_scan", "hnsw.max_scan_tuples", "enable_seqscan"}
+_ALLOWED_LOCAL_SETTINGS = {"hnsw.ef_search", "hnsw.iterative_scan", "hnsw.max_scan_tuples", "enable_seqscan",
+                           "enable_indexscan"}
 
 _FORBIDDEN = re.compile(
     r"tenant|audience|archived|current_setting|set_config|row_security|app\.|pg_catalog"

@@ -1,0 +1,121 @@
+"""Citations: keep only what was cited, one source per document, and check each claim.
+
+The check is *similarity*, not entailment: each sentence of the answer is embedded (one
+batched encoder call, with the cited chunks) and compared with the chunks it cites. It
+catches a citation that is about something else; it cannot catch one that says the opposite.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+
+from answering.drafts import Draft
+from corpus.embedding import get_encoder
+from retrieval.search import Candidate
+
+_MARKER = re.compile(r"\[(\d+)\]")
+_CLAIM_SPLIT = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass
+class Source:
+    number: int
+    chunk_id: int
+    document_id: int
+    slug: str
+    title: str
+    source_type: str
+    heading_path: str
+    page: int | None
+    snippet: str
+    effective_date: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+@dataclass
+class ClaimCheck:
+    claim: str
+    cited_chunk_ids: list[int]
+    similarity: float
+    weak: bool
+
+
+@dataclass
+class CitedAnswer:
+    text: str
+    sources: list[Source]
+    claims: list[ClaimCheck] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+
+def _snippet(candidate: Candidate, limit: int = 280) -> str:
+    prefix = f"{candidate.heading_path}\n\n"
+    body = candidate.content[len(prefix):] if candidate.content.startswith(prefix) else candidate.content
+    return body if len(body) <= limit else body[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
+    """Keep cited chunks that were in the context, one source per document, renumber markers."""
+    by_id = {c.chunk_id: c for c in context}
+    flags = list(draft.flags)
+    sources: list[Source] = []
+    number_of_document: dict[int, int] = {}
+    number_of_chunk: dict[int, int] = {}
+    for chunk_id in draft.cited_chunk_ids:
+        candidate = by_id.get(chunk_id)
+        if candidate is None:
+            flags.append(f"cited chunk {chunk_id} was not in the context: dropped")
+            continue
+        if candidate.document_id not in number_of_document:
+            number_of_document[candidate.document_id] = len(sources) + 1
+            sources.append(Source(
+                number=len(sources) + 1, chunk_id=candidate.chunk_id, document_id=candidate.document_id,
+                slug=candidate.slug, title=candidate.title, source_type=candidate.source_type,
+                heading_path=candidate.heading_path, page=candidate.page, snippet=_snippet(candidate),
+                effective_date=candidate.effective_date.isoformat() if candidate.effective_date else None,
+            ))
+        number_of_chunk[chunk_id] = number_of_document[candidate.document_id]
+
+    def renumber(match: re.Match[str]) -> str:
+        number = number_of_chunk.get(int(match.group(1)))
+        return f"[{number}]" if number else ""
+
+    text = _MARKER.sub(renumber, draft.text)
+    text = re.sub(r"\s+([.,;])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
+    if not sources:
+        flags.append("no valid citation: the answer carries no sources")
+    return CitedAnswer(text=text, sources=sources, flags=flags)
+
+
+def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate]) -> list[ClaimCheck]:
+    """Similarity of each answer sentence to the chunks it cites (one batched encode)."""
+    if not answer.sources:
+        return []
+    chunk_of_number = {s.number: s.chunk_id for s in answer.sources}
+    content = {c.chunk_id: c.content for c in context}
+    claims = []
+    for sentence in _CLAIM_SPLIT.split(answer.text):
+        numbers = [int(n) for n in _MARKER.findall(sentence)]
+        claim = _MARKER.sub("", sentence).strip()
+        if claim:
+            cited = [chunk_of_number[n] for n in numbers if n in chunk_of_number] or [s.chunk_id for s in answer.sources]
+            claims.append((claim, cited))
+    if not claims:
+        return []
+    cited_ids = list(dict.fromkeys(cid for _, ids in claims for cid in ids))
+    vectors = get_encoder().encode([c for c, _ in claims] + [content[cid] for cid in cited_ids])
+    claim_vectors, chunk_vectors = vectors[: len(claims)], dict(zip(cited_ids, vectors[len(claims):]))
+    minimum = settings.ANSWER_CITATION_MIN_SIMILARITY
+    checks = []
+    for (claim, ids), vector in zip(claims, claim_vectors):
+        similarity = max(float(np.dot(vector, chunk_vectors[cid])) for cid in ids)
+        checks.append(ClaimCheck(claim=claim, cited_chunk_ids=ids, similarity=round(similarity, 4),
+                                 weak=similarity < minimum))
+    return checks

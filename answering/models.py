@@ -1,0 +1,81 @@
+"""Traces and escalations, mirrored from raw SQL (answering/migrations/0001_initial.py)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from tenants.models import Tenant
+
+
+class Trace(models.Model):
+    class Action(models.TextChoices):
+        ANSWERED = "answered", "Answered"
+        ESCALATED = "escalated", "Escalated"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    conversation_id = models.CharField(max_length=64, blank=True, default="")
+    audiences = models.JSONField(default=list)
+    question = models.TextField()
+    rewritten_query = models.TextField(blank=True, default="")
+    history_turns = models.IntegerField(default=0)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    answer = models.TextField(blank=True, default="")
+    generator = models.CharField(max_length=200, blank=True, default="")
+    provider = models.CharField(max_length=200, blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    input_tokens = models.IntegerField(default=0)
+    output_tokens = models.IntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    cache_hit = models.BooleanField(default=False)
+    gate = models.JSONField(default=dict)
+    retrieval = models.JSONField(default=dict)
+    citations = models.JSONField(default=list)
+    stage_ms = models.JSONField(default=dict)
+    details = models.JSONField(default=dict)
+    feedback = models.SmallIntegerField(null=True, blank=True)
+    feedback_comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = "answering_trace"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"trace #{self.pk} ({self.action})"
+
+
+class Escalation(models.Model):
+    class Reason(models.TextChoices):
+        WEAK_RETRIEVAL = "weak_retrieval", "Weak retrieval"
+        MODEL_DECLINED = "model_declined", "Model declined"
+        PROVIDERS_FAILED = "providers_failed", "Every provider failed"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        IN_PROGRESS = "in_progress", "In progress"
+        RESOLVED = "resolved", "Resolved"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    trace = models.OneToOneField(Trace, on_delete=models.CASCADE, related_name="escalation")
+    conversation_id = models.CharField(max_length=64, blank=True, default="")
+    question = models.TextField()
+    history = models.JSONField(default=list)
+    candidates = models.JSONField(default=list)
+    reason = models.CharField(max_length=32, choices=Reason.choices)
+    detail = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="+")
+    resolution_note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = "answering_escalation"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"escalation #{self.pk} ({self.reason}, {self.status})"

@@ -1,0 +1,160 @@
+"""answer(): the one use case behind the API, the chat page and `manage.py ask`.
+
+greeting? → rewrite (turn > 1) → retrieve → gate → generate (provider chain | extractive)
+→ citations (keep cited, check by similarity) → trace. Every abstention goes through
+records.abstain, which writes the escalation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from answering import records
+from answering.citations import check_claims_by_similarity, finalize
+from answering.drafts import Draft
+from answering.extractive import extract_answer
+from answering.gate import confidence_gate
+from answering.greetings import greeting_reply
+from answering.llm import generate_with_model
+from answering.providers.chain import AllProvidersFailed, ProviderChain
+from answering.rewriting import rewrite_query
+from retrieval.search import search
+from tenants.models import Tenant
+from tenants.readers import reader_scope
+
+MAX_QUESTION_CHARS = 4000
+
+
+class QuestionRejected(ValueError):
+    pass
+
+
+@dataclass
+class AnswerResult:
+    text: str
+    action: str  # greeting | answered | escalated
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    trace_id: int | None = None
+    escalation_id: int | None = None
+    generator: str = ""
+    rewritten_query: str = ""
+    conflict: bool = False
+    cache_hit: bool = False
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _clean_history(history: Sequence[dict[str, str]] | None) -> list[dict[str, str]]:
+    turns = []
+    for turn in history or []:
+        role, content = str(turn.get("role", "")), str(turn.get("content", ""))
+        if role not in ("user", "assistant"):
+            raise QuestionRejected(f"history role {role!r} is not user or assistant")
+        turns.append({"role": role, "content": content[:MAX_QUESTION_CHARS]})
+    return turns[-settings.ANSWER_HISTORY_TURNS:]
+
+
+def default_chain() -> ProviderChain | None:
+    return ProviderChain.from_settings() if settings.ANSWER_PROVIDERS.strip() else None
+
+
+def answer(
+    *,
+    tenant: Tenant,
+    audiences: Sequence[str],
+    question: str,
+    history: Sequence[dict[str, str]] | None = None,
+    conversation_id: str = "",
+    chain: ProviderChain | None = None,
+    use_default_chain: bool = True,
+    rerank: str | None = None,
+) -> AnswerResult:
+    question = (question or "").strip()
+    if not question:
+        raise QuestionRejected("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise QuestionRejected(f"the question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}")
+    turns = _clean_history(history)
+    reply = greeting_reply(question)
+    if reply is not None:
+        return AnswerResult(text=reply, action="greeting", generator="greeting")
+
+    chain = chain if chain is not None else (default_chain() if use_default_chain else None)
+    stage_ms: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        stage_ms[name] = round((now - clock) * 1000, 2)
+        clock = now
+
+    rewrite = rewrite_query(question, turns, chain)
+    lap("rewrite")
+    scope = reader_scope(tenant=tenant, audiences=list(audiences))
+    result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank)
+    lap("retrieve")
+    gate = confidence_gate(result.candidates)
+    trace_fields: dict[str, Any] = {
+        "conversation_id": conversation_id[:64], "audiences": list(audiences), "question": question,
+        "rewritten_query": rewrite.query if rewrite.method != "none" else "", "history_turns": len(turns),
+        "gate": gate.as_dict(), "retrieval": result.as_trace(),
+        "details": {"rewrite": {"method": rewrite.method, "reason": rewrite.reason}},
+    }
+    retrieved = [c.as_trace() for c in result.candidates]
+
+    def escalate(reason: str, detail: str, draft: Draft | None = None) -> AnswerResult:
+        if draft is not None:
+            trace_fields.update(generator=draft.generator, provider=draft.provider, model=draft.model,
+                                input_tokens=draft.input_tokens, output_tokens=draft.output_tokens,
+                                cost_usd=draft.cost_usd)
+            trace_fields["details"]["attempts"] = draft.attempts
+        trace_fields["stage_ms"] = stage_ms
+        trace, escalation = records.abstain(tenant=tenant, reason=reason, detail=detail, question=question,
+                                            history=turns, candidates=retrieved, trace_fields=trace_fields)
+        return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
+                            escalation_id=escalation.pk, generator=trace.generator,
+                            rewritten_query=rewrite.query, retrieved=retrieved)
+
+    if not gate.passed:
+        return escalate("weak_retrieval", gate.reason)
+    try:
+        if chain:
+            draft = generate_with_model(rewrite.query, result.candidates, chain)
+        else:
+            draft = extract_answer(rewrite.query, result.candidates)
+    except AllProvidersFailed as exc:
+        lap("generate")
+        failed = Draft.declined_by("llm", str(exc), attempts=exc.attempts)
+        return escalate("providers_failed", str(exc), failed)
+    except ValueError as exc:  # the model's output failed the schema
+        lap("generate")
+        return escalate("providers_failed", f"unusable model output: {exc}")
+    lap("generate")
+    if draft.declined:
+        return escalate("model_declined", draft.decline_reason, draft)
+    context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    cited = finalize(draft, context)
+    if not cited.sources:
+        return escalate("model_declined", "the answer cited nothing from the context", draft)
+    cited.claims = check_claims_by_similarity(cited, context)
+    lap("citations")
+    trace_fields.update(
+        generator=draft.generator, provider=draft.provider, model=draft.model, input_tokens=draft.input_tokens,
+        output_tokens=draft.output_tokens, cost_usd=draft.cost_usd, answer=cited.text, stage_ms=stage_ms,
+        citations=[{**s.as_dict(), "claims": [c.__dict__ for c in cited.claims if s.chunk_id in c.cited_chunk_ids]}
+                   for s in cited.sources],
+    )
+    trace_fields["details"].update(flags=cited.flags, conflict=draft.conflict, attempts=draft.attempts,
+                                   weak_claims=[c.claim for c in cited.claims if c.weak])
+    trace = records.trace_create(tenant=tenant, fields={"action": "answered", **trace_fields})
+    return AnswerResult(
+        text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace.pk,
+        generator=draft.generator, rewritten_query=rewrite.query, conflict=draft.conflict,
+        claims=[c.__dict__ for c in cited.claims], retrieved=retrieved,
+    )

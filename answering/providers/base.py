@@ -1,0 +1,45 @@
+"""What both dialects share: the HTTP call, status classification, the deadline, SSE lines."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from answering.providers import ErrorKind, ProviderConfig, ProviderError, classify_status, parse_retry_after
+from answering.providers.sse import Event, iter_events
+
+
+def stream_events(config: ProviderConfig, url: str, *, headers: dict[str, str], body: dict[str, Any]) -> Iterator[Event]:
+    """POST and yield SSE events, mapping every failure onto the error taxonomy."""
+    deadline = time.monotonic() + config.timeout
+    timeout = httpx.Timeout(config.timeout, connect=min(5.0, config.timeout))
+    try:
+        with httpx.Client(timeout=timeout) as client, client.stream("POST", url, headers=headers, json=body) as response:
+            if response.status_code != 200:
+                text = response.read().decode("utf-8", "replace")
+                raise classify_status(response.status_code, text,
+                                      parse_retry_after(response.headers.get("retry-after")))
+            for event in iter_events(response.iter_lines()):
+                if time.monotonic() > deadline:
+                    raise ProviderError(ErrorKind.TIMEOUT, f"no complete answer within {config.timeout}s")
+                yield event
+    except httpx.TimeoutException as exc:
+        raise ProviderError(ErrorKind.TIMEOUT, f"{type(exc).__name__} after {config.timeout}s") from exc
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        raise ProviderError(ErrorKind.BAD_RESPONSE, f"stream broken: {exc}") from exc
+    except httpx.ConnectError as exc:
+        raise ProviderError(ErrorKind.OVERLOADED, f"cannot connect: {exc}") from exc
+
+
+def parse_json(data: str) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ProviderError(ErrorKind.BAD_RESPONSE, f"malformed JSON in stream: {data[:120]!r}") from exc
+    if not isinstance(value, dict):
+        raise ProviderError(ErrorKind.BAD_RESPONSE, f"unexpected stream payload: {data[:120]!r}")
+    return value

@@ -1,0 +1,56 @@
+"""The OpenAI chat-completions dialect: OpenAI, Groq, OpenRouter, Together, vLLM, Ollama,
+llama.cpp servers. Streamed (SSE), ended by `data: [DONE]`; usage from stream_options."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+
+from answering.providers import Completion, ErrorKind, Message, ProviderConfig, ProviderError, price
+from answering.providers.base import parse_json, stream_events
+
+
+class OpenAICompatProvider:
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+        self.name = f"openai@{config.base_url}"
+        self.model = config.model
+
+    def stream(self, messages: Sequence[Message], *, temperature: float, max_tokens: int,
+               json_output: bool) -> Iterator[str | Completion]:
+        started = time.perf_counter()
+        body: dict[str, object] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if json_output:
+            body["response_format"] = {"type": "json_object"}
+        headers = {"Authorization": f"Bearer {self.config.api_key}", "Accept": "text/event-stream"}
+        parts: list[str] = []
+        usage: dict[str, int] = {}
+        done = False
+        for event in stream_events(self.config, f"{self.config.base_url}/chat/completions", headers=headers, body=body):
+            if event.data.strip() == "[DONE]":
+                done = True
+                break
+            payload = parse_json(event.data)
+            if "error" in payload:
+                raise ProviderError(ErrorKind.BAD_RESPONSE, f"error in stream: {str(payload['error'])[:200]}")
+            if payload.get("usage"):
+                usage = payload["usage"]
+            for choice in payload.get("choices") or []:
+                delta = (choice.get("delta") or {}).get("content")
+                if delta:
+                    parts.append(delta)
+                    yield delta
+        if not done:
+            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended before [DONE]")
+        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        cost, priced = price(self.model, tokens_in, tokens_out)
+        yield Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
+                         output_tokens=tokens_out, cost_usd=cost, priced=priced,
+                         latency_ms=round((time.perf_counter() - started) * 1000, 1))

@@ -1,0 +1,41 @@
+"""Writing traces and escalations. Every abstention leaves through `abstain` (one exit)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from answering.models import Escalation, Trace
+from tenants.models import Tenant
+from tenants.rls import tenant_context
+
+
+def trace_create(*, tenant: Tenant, fields: dict[str, Any]) -> Trace:
+    with tenant_context(tenant.id):
+        cost = Decimal(str(round(float(fields.pop("cost_usd", 0.0)), 6)))
+        return Trace.objects.create(tenant=tenant, cost_usd=cost, **fields)
+
+
+def abstain(*, tenant: Tenant, reason: str, detail: str, question: str, history: Sequence[dict[str, str]],
+            candidates: Sequence[dict[str, Any]], trace_fields: dict[str, Any]) -> tuple[Trace, Escalation]:
+    """The one exit for weak retrieval, a declining model and failing providers alike:
+    one escalation row, one trace action, one sentence for the user."""
+    if reason not in Escalation.Reason.values:
+        raise ValueError(f"unknown escalation reason {reason!r}")
+    with tenant_context(tenant.id):
+        cost = Decimal(str(round(float(trace_fields.pop("cost_usd", 0.0)), 6)))
+        trace = Trace.objects.create(tenant=tenant, action=Trace.Action.ESCALATED, cost_usd=cost, **trace_fields)
+        escalation = Escalation.objects.create(
+            tenant=tenant, trace=trace, conversation_id=trace.conversation_id, question=question,
+            history=list(history), candidates=list(candidates), reason=reason, detail=detail[:2000],
+        )
+    return trace, escalation
+
+
+def feedback_record(*, tenant: Tenant, trace_id: int, vote: int, comment: str = "") -> bool:
+    if vote not in (-1, 1):
+        raise ValueError("vote must be 1 (up) or -1 (down)")
+    with tenant_context(tenant.id):
+        return bool(Trace.objects.filter(tenant=tenant, pk=trace_id).update(feedback=vote,
+                                                                           feedback_comment=comment[:2000]))

@@ -1,0 +1,125 @@
+"""Both wire dialects against a real local HTTP server: streaming, errors, failover."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.test import override_settings
+
+from answering.providers import ErrorKind, Message, ProviderConfig, ProviderError, build_provider, parse_provider_configs
+from answering.providers.chain import AllProvidersFailed, ProviderChain
+from answering.providers.sse import iter_events
+from answering.tests.fake_provider import fake_provider
+
+ANSWER = '{"answer": "Refunds take 14 days [1].", "citations": [1], "declined": false}'
+MESSAGES = [Message("system", "rules"), Message("user", "question")]
+
+
+@pytest.fixture(autouse=True)
+def api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test-openai")
+    monkeypatch.setenv("FAKE_GEMINI_KEY", "gm-test")
+
+
+def openai(url: str, timeout: float = 5.0, model: str = "gpt-4o-mini") -> ProviderConfig:
+    return ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", model, timeout)
+
+
+def gemini(url: str, timeout: float = 5.0) -> ProviderConfig:
+    return ProviderConfig("gemini", f"{url}/v1beta", "FAKE_GEMINI_KEY", "gemini-2.0-flash", timeout)
+
+
+def test_sse_parser_handles_comments_multiline_and_missing_final_blank() -> None:
+    events = list(iter_events([": keep-alive", "event: token", "data: a", "data: b", "", "data: c"]))
+    assert [(e.event, e.data) for e in events] == [("token", "a\nb"), ("message", "c")]
+
+
+@pytest.mark.parametrize("config", [openai, gemini])
+def test_streamed_answer_tokens_usage_and_cost(config: object) -> None:
+    with fake_provider() as (url, script):
+        getattr(script, config.__name__).append(("ok", ANSWER))  # type: ignore[attr-defined]
+        provider = build_provider(config(url))  # type: ignore[operator]
+        items = list(provider.stream(MESSAGES, temperature=0.0, max_tokens=200, json_output=True))
+    *deltas, completion = items
+    assert "".join(deltas) == ANSWER and completion.text == ANSWER
+    assert completion.input_tokens > 0 and completion.output_tokens > 0
+    assert completion.cost_usd > 0 and completion.priced
+    request = script.requests[0]
+    if config is openai:
+        assert request["headers"]["Authorization"] == "Bearer sk-test-openai"
+        assert request["body"]["temperature"] == 0.0 and request["body"]["stream"] is True
+        assert request["body"]["messages"][0] == {"role": "system", "content": "rules"}
+    else:
+        assert request["headers"]["x-goog-api-key"] == "gm-test"
+        assert request["body"]["systemInstruction"]["parts"][0]["text"] == "rules"
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "kind"),
+    [
+        (("status", (401, None, '{"error": "bad key"}')), ErrorKind.AUTH),
+        (("status", (429, 1, '{"error": "slow down"}')), ErrorKind.RATE_LIMITED),
+        (("status", (429, 3600, '{"error": "slow down"}')), ErrorKind.QUOTA_EXHAUSTED),
+        (("status", (429, None, '{"error": {"code": "insufficient_quota"}}')), ErrorKind.QUOTA_EXHAUSTED),
+        (("status", (503, None, "overloaded")), ErrorKind.OVERLOADED),
+        (("malformed", None), ErrorKind.BAD_RESPONSE),
+        (("cut", ANSWER), ErrorKind.BAD_RESPONSE),
+        (("hang", (2.0, ANSWER)), ErrorKind.TIMEOUT),  # sleeps past the client's timeout
+    ],
+)
+@pytest.mark.parametrize("config", [openai, gemini])
+def test_error_taxonomy(config: object, behaviour: tuple[str, object], kind: ErrorKind) -> None:
+    with fake_provider() as (url, script):
+        getattr(script, config.__name__).append(behaviour)  # type: ignore[attr-defined]
+        provider = build_provider(config(url, timeout=0.5))  # type: ignore[operator]
+        with pytest.raises(ProviderError) as raised:
+            list(provider.stream(MESSAGES, temperature=0.0, max_tokens=50, json_output=False))
+    assert raised.value.kind is kind, raised.value
+
+
+def test_chain_fails_over_and_records_the_attempt() -> None:
+    with fake_provider() as (url, script):
+        script.openai.append(("status", (503, None, "down")))
+        script.gemini.append(("ok", ANSWER))
+        chain = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))])
+        completion = chain.complete(MESSAGES)
+    assert completion.text == ANSWER and completion.model == "gemini-2.0-flash"
+    assert [a["kind"] for a in completion.attempts] == ["overloaded"]
+
+
+def test_short_retry_after_is_honoured_on_the_same_provider() -> None:
+    with fake_provider() as (url, script), override_settings(ANSWER_MAX_RETRY_WAIT=2.0):
+        script.openai.extend([("status", (429, 1, "{}")), ("ok", ANSWER)])
+        started = time.monotonic()
+        completion = ProviderChain([build_provider(openai(url))]).complete(MESSAGES)
+    assert completion.text == ANSWER and time.monotonic() - started >= 1.0
+    assert len(script.requests) == 2
+
+
+def test_long_retry_after_fails_over_at_once() -> None:
+    with fake_provider() as (url, script), override_settings(ANSWER_MAX_RETRY_WAIT=2.0):
+        script.openai.append(("status", (429, 120, "{}")))
+        script.gemini.append(("ok", ANSWER))
+        started = time.monotonic()
+        completion = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).complete(MESSAGES)
+    assert time.monotonic() - started < 1.5
+    assert completion.attempts[0]["kind"] == "quota_exhausted"
+
+
+def test_every_provider_down_raises_all_failed() -> None:
+    with fake_provider() as (url, script):
+        script.openai.append(("status", (503, None, "down")))
+        script.gemini.append(("cut", ANSWER))
+        with pytest.raises(AllProvidersFailed) as raised:
+            ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).complete(MESSAGES)
+    assert [a["kind"] for a in raised.value.attempts] == ["overloaded", "bad_response"]
+
+
+def test_provider_config_errors_are_clear() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured, match="dialect\\|base_url"):
+        parse_provider_configs("openai|http://x")
+    [config] = parse_provider_configs("gemini|http://x/v1beta/|GEM_KEY|gemini-2.0-flash|7")
+    assert config.base_url == "http://x/v1beta" and config.timeout == 7.0

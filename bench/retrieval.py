@@ -1,0 +1,159 @@
+"""Retrieval latency and filtered HNSW recall on a synthetic 100k-chunk table.
+
+    .venv/bin/python bench/retrieval.py [--chunks 100000] [--queries 200]
+
+Uses its own embedded database (var/bench-pgdata) so the product's data stays untouched.
+Ten tenants of unequal size (the smallest owns 1% of rows); texts are drawn from a Zipf
+vocabulary so BM25 statistics look like a real corpus; vectors come from a mixture of
+Gaussians (clustered, like real embeddings, where uniform random vectors would make HNSW
+look worse than it is). Measures:
+- p50/p95 of query embedding + both legs + fusion + evidence (search(), no reranker),
+  at 10k and at 100k chunks;
+- filtered recall@10 of the vector leg (HNSW, iterative scans) against exact search for the
+  smallest tenant, and for comparison with iterative scans switched off.
+Writes bench/results/retrieval.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SHARES = [0.01, 0.02, 0.03, 0.05, 0.07, 0.09, 0.12, 0.15, 0.20, 0.26]
+WORDS = 5000
+CLUSTERS = 200
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+
+    from config.embedded_db import ensure_running
+
+    if not os.environ.get("DATABASE_URL"):
+        ensure_running()
+    import django
+
+    django.setup()
+    import numpy as np
+    from django.core.management import call_command
+    from psycopg import sql
+    from tqdm import tqdm
+
+    from corpus.models import Document
+    from evaluation.metrics import percentile
+    from retrieval.legs import vector_leg, vector_text
+    from retrieval.search import search
+    from tenants import actions
+    from tenants.models import Tenant
+    from tenants.scope import ChunkQuery, ChunkRow, ChunkWriter, TenantScope
+    from corpus.terms import exact_terms
+    from corpus.embedding import get_encoder
+
+    call_command("migrate", verbosity=0)
+    rng = np.random.default_rng(7)
+    vocabulary = [f"w{i}" for i in range(WORDS)]
+    zipf = 1.0 / np.arange(1, WORDS + 1)
+    zipf /= zipf.sum()
+    centers = rng.standard_normal((CLUSTERS, 384)).astype(np.float32)
+
+    def vectors(n: int) -> np.ndarray:
+        base = centers[rng.integers(0, CLUSTERS, n)] + 0.6 * rng.standard_normal((n, 384)).astype(np.float32)
+        return base / np.linalg.norm(base, axis=1, keepdims=True)
+
+    def build(total: int, prefix: str) -> list[Tenant]:
+        tenants = []
+        for index, share in enumerate(SHARES):
+            slug = f"{prefix}-{index}"
+            tenant, created = actions.tenant_get_or_create(slug=slug)
+            tenants.append(tenant)
+            if not created:
+                continue
+            audience = actions.audience_ids(tenant=tenant, slugs=["public"])[0]
+            count = max(100, int(total * share))
+            writer = ChunkWriter(tenant_id=tenant.id)
+            per_doc = 100
+            for start in tqdm(range(0, count, per_doc), desc=slug, leave=False):
+                n = min(per_doc, count - start)
+                vecs = vectors(n)
+                words = rng.choice(vocabulary, size=(n, 120), p=zipf)
+                with writer.rls_context() as cursor:
+                    doc = Document.objects.create(tenant=tenant, audience_id=audience, slug=f"doc-{start}",
+                                                  title=f"Doc {start}", content_hash="bench")
+                    writer.insert(cursor, [
+                        ChunkRow(document_id=doc.pk, audience_id=audience, ordinal=i, heading_path=f"Doc {start}",
+                                 content=" ".join(words[i]), token_count=120, embedding=vecs[i],
+                                 ts_config="simple", exact_terms=exact_terms(f"E{start + i}"))
+                        for i in range(n)
+                    ])
+        return tenants
+
+    def latency(tenants: list[Tenant]) -> dict[str, float]:
+        encoder = get_encoder()
+        encoder.encode_one("warm up")
+        timings = []
+        for q in range(args.queries):
+            tenant = tenants[q % len(tenants)]
+            scope = TenantScope(tenant_id=tenant.id, audience_ids=actions.audience_ids(tenant=tenant, slugs=["public"]))
+            words = " ".join(rng.choice(vocabulary, size=6, p=zipf))
+            started = time.perf_counter()
+            search(scope=scope, query=f"how do I configure {words}", ts_config="simple", k=10, rerank="off")
+            timings.append((time.perf_counter() - started) * 1000)
+        return {"p50_ms": round(percentile(timings, 50), 1), "p95_ms": round(percentile(timings, 95), 1)}
+
+    def filtered_recall(tenant: Tenant, iterative: bool) -> float:
+        scope = TenantScope(tenant_id=tenant.id, audience_ids=actions.audience_ids(tenant=tenant, slugs=["public"]))
+        hits = 0
+        total = 0
+        for query_vector in vectors(50):
+            exact = scope.fetch(ChunkQuery(
+                select=sql.SQL("c.id"), order_by=sql.SQL("c.embedding <=> %(v)s::vector, c.id"), limit=10,
+                params={"v": vector_text(query_vector)},
+                local_settings={"enable_indexscan": "off"},
+            ))
+            if iterative:
+                approx = [h.chunk_id for h in vector_leg(scope, query_vector, limit=10)]
+            else:
+                approx = [r["id"] for r in scope.fetch(ChunkQuery(
+                    select=sql.SQL("c.id"), order_by=sql.SQL("c.embedding <=> %(v)s::vector"), limit=10,
+                    params={"v": vector_text(query_vector)},
+                    local_settings={"hnsw.iterative_scan": "off", "hnsw.ef_search": "100", "enable_seqscan": "off"},
+                ))]
+            hits += len({r["id"] for r in exact} & set(approx))
+            total += len(exact)
+        return round(hits / total, 4)
+
+    results: dict[str, object] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "queries": args.queries,
+    }
+    for label, total in (("10k", args.chunks // 10), ("100k", args.chunks)):
+        t0 = time.perf_counter()
+        tenants = build(total, f"bench{label}")
+        results[f"build_{label}_seconds"] = round(time.perf_counter() - t0, 1)
+        results[f"latency_{label}"] = latency(tenants)
+        results[f"filtered_recall@10_smallest_tenant_{label}"] = filtered_recall(tenants[0], iterative=True)
+        results[f"filtered_recall@10_smallest_tenant_{label}_without_iterative_scan"] = filtered_recall(
+            tenants[0], iterative=False)
+        print(label, json.dumps(results, indent=1))
+    out = ROOT / "bench" / "results" / "retrieval.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
