@@ -11,10 +11,13 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
+from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
@@ -210,43 +213,86 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
     return pending
 
 
+def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
+    outcomes = []
+    offset = 0
+    for item in group:
+        count = len(item.drafts)
+        outcome, _ = store.write_document(
+            tenant=tenant, parsed=item.parsed, audience_id=item.audience_id, content_hash=item.content_hash,
+            drafts=item.drafts, vectors=vectors[offset : offset + count], blurbs=item.blurbs,
+        )
+        offset += count
+        outcomes.append((outcome, count))
+    return outcomes
+
+
+def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
+    try:
+        return _write_group(tenant, group, vectors)
+    finally:
+        connection.close()  # the writer thread's own connection
+
+
 def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder, report: IngestReport,
                       progress: bool) -> None:
+    """Encode window N+1 while window N is written: PostgreSQL (HNSW inserts above all) works on
+    the other core instead of adding to the wall time. Inside an outer transaction (tests) the
+    writes stay on this thread, because another connection could not see uncommitted rows."""
     window = settings.INGEST_ENCODE_WINDOW
     total = sum(len(p.drafts) for p in pending)
     bar = tqdm(total=total, unit="chunk", desc=f"embedding {tenant.slug}", disable=not progress)
-    start = 0
-    while start < len(pending):
-        group: list[_Pending] = []
-        size = 0
-        while start < len(pending) and (not group or size + len(pending[start].drafts) <= window):
-            group.append(pending[start])
-            size += len(pending[start].drafts)
-            start += 1
-        texts = [
-            (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs else draft.content
-            for item in group
-            for i, draft in enumerate(item.drafts)
-        ]
-        t0 = time.perf_counter()
-        vectors = encoder.encode(texts)
-        report.encode_seconds += time.perf_counter() - t0
-        offset = 0
-        for item in group:
-            count = len(item.drafts)
-            outcome, _ = store.write_document(
-                tenant=tenant, parsed=item.parsed, audience_id=item.audience_id, content_hash=item.content_hash,
-                drafts=item.drafts, vectors=vectors[offset : offset + count], blurbs=item.blurbs,
-            )
-            offset += count
+    overlap = not connection.in_atomic_block
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") if overlap else None
+    in_flight: Future[list[tuple[str, int]]] | None = None
+
+    def settle(future: Future[list[tuple[str, int]]] | None, group: list[_Pending]) -> None:
+        if future is None:
+            return
+        for (outcome, count), item in zip(future.result(), group):
             if outcome == "unchanged":
                 report.unchanged += 1
                 continue
             setattr(report, outcome, getattr(report, outcome) + 1)
             report.chunks += count
             report.tokens += sum(d.token_count for d in item.drafts)
-        bar.update(size)
-    bar.close()
+
+    previous: list[_Pending] = []
+    start = 0
+    try:
+        while start < len(pending):
+            group: list[_Pending] = []
+            size = 0
+            while start < len(pending) and (not group or size + len(pending[start].drafts) <= window):
+                group.append(pending[start])
+                size += len(pending[start].drafts)
+                start += 1
+            texts = [
+                (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs else draft.content
+                for item in group
+                for i, draft in enumerate(item.drafts)
+            ]
+            t0 = time.perf_counter()
+            vectors = encoder.encode(texts)
+            report.encode_seconds += time.perf_counter() - t0
+            settle(in_flight, previous)  # at most one window waits to be written
+            if executor is not None:
+                in_flight = executor.submit(_threaded_write, tenant, group, vectors)
+            else:
+                in_flight = _done(_write_group(tenant, group, vectors))
+            previous = group
+            bar.update(size)
+        settle(in_flight, previous)
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
+        bar.close()
+
+
+def _done(value: list[tuple[str, int]]) -> Future[list[tuple[str, int]]]:
+    future: Future[list[tuple[str, int]]] = Future()
+    future.set_result(value)
+    return future
 
 
 def _apply_supersession(tenant: Tenant, parsed_docs: list[ParsedDocument], report: IngestReport) -> None:
