@@ -69,6 +69,11 @@ def looks_like_instruction(sentence: str) -> bool:
 def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
     context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     sentences = [_Sentence(s, c) for c in context for s in split_sentences(_body(c)) if not looks_like_instruction(s)]
+    identifiers = [t[1:] for t in exact_terms(question)]
+    naming = [s for s in sentences if any(i in s.text.lower() for i in identifiers)]
+    if naming:
+        # A question about E1043 is answered by sentences that name E1043, not by E1042's.
+        sentences = naming
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
     # One encoder call for the question and every candidate sentence.

@@ -23,6 +23,8 @@ from answering.greetings import greeting_reply
 from answering.llm import generate_with_model
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from answering.rewriting import rewrite_query
+from cachelayer import service as cache
+from corpus.embedding import get_encoder
 from retrieval.search import search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -57,6 +59,30 @@ def _clean_history(history: Sequence[dict[str, str]] | None) -> list[dict[str, s
             raise QuestionRejected(f"history role {role!r} is not user or assistant")
         turns.append({"role": role, "content": content[:MAX_QUESTION_CHARS]})
     return turns[-settings.ANSWER_HISTORY_TURNS:]
+
+
+def _generator_name(chain: ProviderChain | None) -> str:
+    if not chain:
+        return "extractive"
+    return "llm:" + ",".join(f"{p.name}/{p.model}" for p in chain.providers)
+
+
+def _serve_cached(tenant: Tenant, hit: cache.CacheHit, question: str, rewritten: str, method: str,
+                  audiences: Sequence[str], turns: list[dict[str, str]], conversation_id: str,
+                  stage_ms: dict[str, float]) -> AnswerResult:
+    """A hit costs nothing and says so: zero tokens, zero cost, the original provider and model."""
+    trace = records.trace_create(tenant=tenant, fields={
+        "action": "answered", "conversation_id": conversation_id[:64], "audiences": list(audiences),
+        "question": question, "rewritten_query": rewritten if method != "none" else "",
+        "history_turns": len(turns), "answer": hit.answer, "generator": hit.generator, "provider": hit.provider,
+        "model": hit.model, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "cache_hit": True,
+        "citations": hit.sources, "stage_ms": stage_ms,
+        "details": {"cache": {"kind": hit.kind, "entry_id": hit.entry_id, "similarity": round(hit.similarity, 4),
+                              "original_trace_id": hit.original_trace_id,
+                              "cost_saved_usd": hit.original_cost_usd}},
+    })
+    return AnswerResult(text=hit.answer, action="answered", sources=hit.sources, trace_id=trace.pk,
+                        generator=hit.generator, rewritten_query=rewritten, conflict=hit.conflict, cache_hit=True)
 
 
 def default_chain() -> ProviderChain | None:
@@ -97,7 +123,17 @@ def answer(
     rewrite = rewrite_query(question, turns, chain)
     lap("rewrite")
     scope = reader_scope(tenant=tenant, audiences=list(audiences))
-    result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank)
+    query_vector = get_encoder().encode_one(rewrite.query)
+    generator = _generator_name(chain)
+    if settings.CACHE_ENABLED:
+        hit = cache.lookup(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
+                           query_vector=query_vector, generator=generator)
+        lap("cache")
+        if hit is not None:
+            return _serve_cached(tenant, hit, question, rewrite.query, rewrite.method, audiences, turns,
+                                 conversation_id, stage_ms)
+    result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
+                    query_vector=query_vector)
     lap("retrieve")
     gate = confidence_gate(result.candidates)
     trace_fields: dict[str, Any] = {
@@ -153,6 +189,12 @@ def answer(
     trace_fields["details"].update(flags=cited.flags, conflict=draft.conflict, attempts=draft.attempts,
                                    weak_claims=[c.claim for c in cited.claims if c.weak])
     trace = records.trace_create(tenant=tenant, fields={"action": "answered", **trace_fields})
+    if settings.CACHE_ENABLED:
+        cache.store(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
+                    query_vector=query_vector, generator=generator, answer=cited.text,
+                    sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict, provider=draft.provider,
+                    model=draft.model, trace_id=trace.pk, cost_usd=draft.cost_usd,
+                    chunk_ids=[c.chunk_id for c in context])
     return AnswerResult(
         text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace.pk,
         generator=draft.generator, rewritten_query=rewrite.query, conflict=draft.conflict,

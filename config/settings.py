@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "django_htmx",
     "template_partials",
     "django_tasks",
@@ -175,7 +176,12 @@ CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200)
 # chunk (contextual retrieval). Off by default: it needs a generation provider.
 CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
 # Called after an ingest commits with the chunk ids that stopped being live.
-CORPUS_CHUNK_LISTENERS: list[str] = []
+CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
+
+# --- Answer cache (docs/decisions/0011) ----------------------------------------------------------
+CACHE_ENABLED = env_bool("CACHE_ENABLED", default=True)
+CACHE_SEMANTIC_MIN_SIMILARITY = env_float("CACHE_SEMANTIC_MIN_SIMILARITY", default=0.95)
+CACHE_TTL_SECONDS = env_int("CACHE_TTL_SECONDS", default=7 * 24 * 3600)
 
 # --- Demo ------------------------------------------------------------------------------------
 DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")

@@ -97,6 +97,11 @@ class Encoder:
         return self.encode([text])[0]
 
 
+def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
+    """pgvector's text form, for a `%s::vector` parameter."""
+    return "[" + ",".join(f"{float(v):.7g}" for v in vector) + "]"
+
+
 def get_encoder() -> Encoder:
     """Load the model once per process; later calls return the same encoder."""
     global _encoder

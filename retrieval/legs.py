@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
+from corpus.embedding import vector_literal as vector_text
 from corpus.terms import exact_terms
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -48,10 +49,6 @@ def query_terms(text: str, *, ts_config: str) -> QueryTerms:
         )
         lexemes = tuple(dict.fromkeys(row[0] for row in cursor.fetchall()))
     return QueryTerms(lexemes=lexemes, exact=tuple(exact_terms(text)))
-
-
-def vector_text(vector: np.ndarray | Sequence[float]) -> str:
-    return "[" + ",".join(f"{float(v):.7g}" for v in vector) + "]"
 
 
 def vector_leg(scope: TenantScope, query_vector: np.ndarray, *, limit: int) -> list[LegHit]:

@@ -124,6 +124,7 @@ def search(
     reranker: str | None = None,
     per_leg: int | None = None,
     correct_typos: bool = True,
+    query_vector: np.ndarray | None = None,
 ) -> SearchResult:
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
@@ -131,7 +132,8 @@ def search(
     rerank = rerank or settings.RETRIEVAL_RERANK_MODE
     timer = _Timer()
     with timer.stage("embed"):
-        query_vector = get_encoder().encode_one(query)
+        if query_vector is None:
+            query_vector = get_encoder().encode_one(query)
     with timer.stage("terms"):
         terms = query_terms(query, ts_config=ts_config)
         stats = bm25_stats(scope, terms.all)

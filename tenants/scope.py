@@ -26,6 +26,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import weakref
+
+import numpy as np
+import psycopg
 from django.db import connections, transaction
 from psycopg import sql
 
@@ -291,33 +295,41 @@ class ChunkWriter:
             cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
 
     def insert(self, cursor: Any, rows: Sequence[ChunkRow]) -> None:
-        """Insert in one pipelined executemany (PostgreSQL refuses COPY into an RLS table)."""
+        """Insert in one pipelined executemany, vectors in pgvector's binary format.
+
+        PostgreSQL refuses COPY into a table with row-level security. Text vectors would cost
+        the writer thread ~0.3 ms of Python per chunk while the encoder wants both cores, so
+        this runs on a server-side-binding cursor of the same connection and transaction.
+        """
+        raw = cursor.cursor.connection if hasattr(cursor, "cursor") else cursor.connection
+        _ensure_vector_type(raw)
         statement = sql.SQL(
             "INSERT INTO {} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
             " token_count, embedding, ts_config, contested, context_blurb, exact_terms)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s::regconfig, %s, %s, %s)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %b, %s::regconfig, %s, %s, %s::text[])"
         ).format(sql.Identifier(CHUNK_TABLE))
-        cursor.executemany(
-            statement.as_string(None),
-            [
-                (
-                    self.tenant_id,
-                    row.document_id,
-                    row.audience_id,
-                    row.ordinal,
-                    row.heading_path,
-                    row.content,
-                    row.page,
-                    row.token_count,
-                    _vector_text(row.embedding),
-                    row.ts_config,
-                    row.contested,
-                    row.context_blurb,
-                    list(row.exact_terms),
-                )
-                for row in rows
-            ],
-        )
+        with psycopg.Cursor(raw) as binary:
+            binary.executemany(
+                statement,
+                [
+                    (
+                        self.tenant_id,
+                        row.document_id,
+                        row.audience_id,
+                        row.ordinal,
+                        row.heading_path,
+                        row.content,
+                        row.page,
+                        row.token_count,
+                        np.asarray(row.embedding, dtype=np.float32),
+                        row.ts_config,
+                        row.contested,
+                        row.context_blurb,
+                        list(row.exact_terms),
+                    )
+                    for row in rows
+                ],
+            )
         self._adjust_statistics(cursor, sorted({row.document_id for row in rows}), +1)
 
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
@@ -404,5 +416,13 @@ class ChunkWriter:
         return sorted(chunk_id for chunk_id, _ in rows)
 
 
-def _vector_text(values: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+_VECTOR_READY: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _ensure_vector_type(raw: Any) -> None:
+    """Teach this psycopg connection pgvector's binary format, once per connection."""
+    if raw not in _VECTOR_READY:
+        from pgvector.psycopg import register_vector
+
+        register_vector(raw)
+        _VECTOR_READY.add(raw)

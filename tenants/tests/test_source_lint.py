@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ["config", "tenants", "corpus", "retrieval", "answering", "evaluation", "cachelayer", "bench"]
 ALLOWED = {Path("tenants/scope.py")}
-PATTERN = re.compile(r"corpus_chunk|corpus_term_stats|corpus_audience_stats|\bChunk\.objects\b")
+PATTERN = re.compile(r"\b(corpus_chunk|corpus_term_stats|corpus_audience_stats)\b|\bChunk\.objects\b")
 
 
 def chunk_table_offenders(root: Path, apps: list[str]) -> list[str]:

@@ -1,0 +1,200 @@
+"""The answer cache. Its failure mode is an answer written for a different question: silent,
+durable, and indistinguishable from a hallucination. So:
+
+- it sits AFTER query rewriting: "What about the backoff?" is keyed by what it means in its
+  conversation, never by its four words;
+- the key holds the tenant, the asker's exact audience set and the generator configuration;
+- a semantic hit needs cosine >= 0.95 between rewritten queries, and any query carrying an
+  identifier (codes, versions, numbers, emails) skips the semantic path on read AND write:
+  E1042 and E1043 embed almost identically;
+- abstentions are never stored; entries record the chunks they were built from, and the
+  ingest hook deletes exactly those entries after the commit; the TTL is only a backstop;
+- row-level security admits an entry only to askers who may read every audience it was built for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from corpus.embedding import vector_literal as vector_text
+
+_IDENTIFIER = re.compile(
+    r"\d|@|\b[A-Za-z]+[-_][A-Za-z0-9]+\b|\b[A-Z]{2,}[0-9]|#\w+|\bv\d", re.IGNORECASE
+)
+
+
+def normalise(query: str) -> str:
+    text = unicodedata.normalize("NFKC", query).casefold()
+    text = re.sub(r"[\s]+", " ", text).strip()
+    return text.rstrip("?!.。 ").strip()
+
+
+def has_identifier(query: str) -> bool:
+    """Deliberately broad: a false positive costs one cache miss, a false negative a wrong answer."""
+    return bool(_IDENTIFIER.search(query))
+
+
+def generator_key(generator: str) -> str:
+    return f"{generator}|prompt-v1|ctx{settings.ANSWER_CONTEXT_CHUNKS}"
+
+
+@dataclass(frozen=True)
+class CacheHit:
+    entry_id: int
+    kind: str  # exact | semantic
+    similarity: float
+    answer: str
+    sources: list[dict[str, Any]]
+    conflict: bool
+    generator: str
+    provider: str
+    model: str
+    original_trace_id: int | None
+    original_cost_usd: float
+
+
+@contextmanager
+def cache_context(tenant_id: int, audience_ids: Sequence[int]) -> Iterator[Any]:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('app.tenant_id', %s, true), set_config('app.audience_ids', %s, true)",
+            [str(tenant_id), ",".join(str(a) for a in sorted(audience_ids))],
+        )
+        yield cursor
+        cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
+
+
+_COLUMNS = ("id, answer, sources, conflict, generator, provider, model, original_trace_id, original_cost_usd, "
+            "tenant_id, audience_ids")
+
+
+def _hit(row: tuple[Any, ...], kind: str, similarity: float, tenant_id: int, audiences: list[int]) -> CacheHit:
+    if row[9] != tenant_id or sorted(row[10]) != audiences:
+        # Same policy as the chunk scope: a foreign entry is a crash, never a quiet skip.
+        raise RuntimeError(f"cache entry {row[0]} of tenant {row[9]}/{row[10]} reached {tenant_id}/{audiences}")
+    # Django's connection hands jsonb back as text; the ORM decodes it in fields, raw SQL here.
+    sources = json.loads(row[2]) if isinstance(row[2], str) else row[2]
+    return CacheHit(entry_id=row[0], kind=kind, similarity=similarity, answer=row[1], sources=sources,
+                    conflict=row[3], generator=row[4], provider=row[5], model=row[6], original_trace_id=row[7],
+                    original_cost_usd=float(row[8]))
+
+
+def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray,
+           generator: str) -> CacheHit | None:
+    audiences = sorted(audience_ids)
+    key = generator_key(generator)
+    norm = normalise(query)
+    with cache_context(tenant_id, audiences) as cursor:
+        # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm).
+        cursor.execute(
+            f"SELECT {_COLUMNS} FROM cachelayer_entry WHERE tenant_id = %(t)s AND audience_ids = %(a)s::bigint[]"
+            " AND generator_key = %(g)s AND query_norm = %(q)s AND expires_at > now()",
+            {"t": tenant_id, "a": audiences, "g": key, "q": norm},
+        )
+        row = cursor.fetchone()
+        hit = _hit(row, "exact", 1.0, tenant_id, audiences) if row else None
+        if hit is None and not has_identifier(query):
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            # Index: cachelayer_entry_embedding_hnsw (cosine), filtered by tenant, audiences, generator.
+            cursor.execute(
+                f"SELECT {_COLUMNS}, 1 - (query_embedding <=> %(v)s::vector) AS similarity FROM cachelayer_entry"
+                " WHERE tenant_id = %(t)s AND audience_ids = %(a)s::bigint[] AND generator_key = %(g)s"
+                " AND NOT has_identifier AND expires_at > now()"
+                " ORDER BY query_embedding <=> %(v)s::vector LIMIT 1",
+                {"t": tenant_id, "a": audiences, "g": key, "v": vector_text(query_vector)},
+            )
+            row = cursor.fetchone()
+            if row and row[-1] >= settings.CACHE_SEMANTIC_MIN_SIMILARITY:
+                hit = _hit(row, "semantic", float(row[-1]), tenant_id, audiences)
+        if hit is not None:
+            cursor.execute("UPDATE cachelayer_entry SET hits = hits + 1, last_hit_at = now() WHERE id = %s",
+                           [hit.entry_id])
+    return hit
+
+
+def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray, generator: str,
+          answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
+          trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int]) -> int | None:
+    """Store an answered (never an abstained) result; identical concurrent stores keep one row."""
+    audiences = sorted(audience_ids)
+    with cache_context(tenant_id, audiences) as cursor:
+        cursor.execute(
+            "INSERT INTO cachelayer_entry (tenant_id, audience_ids, generator_key, query_norm, query_embedding,"
+            " has_identifier, answer, sources, conflict, generator, provider, model, original_trace_id,"
+            " original_cost_usd, expires_at)"
+            " VALUES (%(t)s, %(a)s::bigint[], %(g)s, %(q)s, %(v)s::vector, %(i)s, %(ans)s, %(s)s::jsonb, %(c)s, %(gen)s,"
+            " %(p)s, %(m)s, %(tr)s, %(cost)s, %(exp)s)"
+            " ON CONFLICT (tenant_id, audience_ids, generator_key, query_norm) DO NOTHING RETURNING id",
+            {"t": tenant_id, "a": audiences, "g": generator_key(generator), "q": normalise(query),
+             "v": vector_text(query_vector), "i": has_identifier(query), "ans": answer,
+             "s": _json(sources), "c": conflict, "gen": generator, "p": provider, "m": model, "tr": trace_id,
+             "cost": Decimal(str(round(cost_usd, 6))),
+             "exp": timezone.now() + timedelta(seconds=settings.CACHE_TTL_SECONDS)},
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None  # a concurrent identical request stored it first
+        cursor.executemany(
+            "INSERT INTO cachelayer_entry_chunk (tenant_id, entry_id, chunk_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            [(tenant_id, row[0], chunk_id) for chunk_id in sorted(set(chunk_ids))],
+        )
+    return int(row[0])
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def invalidate_chunks(*, tenant_id: int, chunk_ids: Sequence[int], document_ids: Sequence[int] = ()) -> int:
+    """Delete exactly the entries built on these chunks (corpus calls this after its commit)."""
+    if not chunk_ids:
+        return 0
+    with maintenance_context(tenant_id) as cursor:
+        # Index: cachelayer_entry_chunk_chunk_idx (tenant_id, chunk_id).
+        cursor.execute(
+            "DELETE FROM cachelayer_entry WHERE tenant_id = %(t)s AND id IN ("
+            " SELECT entry_id FROM cachelayer_entry_chunk WHERE tenant_id = %(t)s AND chunk_id = ANY(%(c)s))",
+            {"t": tenant_id, "c": list(chunk_ids)},
+        )
+        deleted = cursor.rowcount
+    return int(deleted)
+
+
+def purge_tenant(*, tenant_id: int) -> int:
+    with maintenance_context(tenant_id) as cursor:
+        cursor.execute("DELETE FROM cachelayer_entry WHERE tenant_id = %s", [tenant_id])
+        return int(cursor.rowcount)
+
+
+def purge_entry(*, tenant_id: int, entry_id: int) -> int:
+    with maintenance_context(tenant_id) as cursor:
+        cursor.execute("DELETE FROM cachelayer_entry WHERE tenant_id = %s AND id = %s", [tenant_id, entry_id])
+        return int(cursor.rowcount)
+
+
+@contextmanager
+def maintenance_context(tenant_id: int) -> Iterator[Any]:
+    """Every audience of one tenant: a DELETE must also pass the SELECT policy, which reads
+    audiences, and invalidation has to reach entries built for any audience set."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('app.tenant_id', %(t)s, true), set_config('app.audience_ids',"
+            " (SELECT coalesce(string_agg(id::text, ','), '') FROM tenants_audience WHERE tenant_id = %(tid)s), true)",
+            {"t": str(tenant_id), "tid": tenant_id},
+        )
+        yield cursor
+        cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
