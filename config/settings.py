@@ -188,8 +188,10 @@ DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
 DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
 
 # --- Retrieval (docs/decisions/0008, 0009) ---------------------------------------------------
-RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=20)
+RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60)
+# Diversity: at most this many chunks of one document ahead of the others (0: off).
+RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT = env_int("RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT", default=1)
 RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2)
 RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75)
 # Terms in more than this share of visible chunks score but do not select candidates.
@@ -197,10 +199,10 @@ RETRIEVAL_BM25_COMMON_SHARE = env_float("RETRIEVAL_BM25_COMMON_SHARE", default=0
 RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100)
 # Evidence filter: keyword coverage (IDF-weighted share of query terms) or vector similarity.
 RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)
-RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.5)
+RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.4)
 RETRIEVAL_TYPO_SIMILARITY_MIN = env_float("RETRIEVAL_TYPO_SIMILARITY_MIN", default=0.45)
 # Reranking: off | always | conditional (conditional ships off; always is the ceiling).
-RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="off")
+RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="always")
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20)
@@ -231,7 +233,7 @@ ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6)
 ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6)
 # Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
 ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
-ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.2)
+ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05)
 # Extractive answerer: a sentence must be this similar to the question to be quoted.
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.45)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)

@@ -160,7 +160,7 @@ def search(
                           dropped=dropped, query_vector=query_vector)
     with timer.stage("rerank"):
         _maybe_rerank(result, rerank, reranker or settings.RETRIEVAL_RERANKER)
-    result.candidates = result.candidates[:k]
+    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
     result.timings_ms = timer.timings
     result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
     return result
@@ -215,6 +215,19 @@ def evidence_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], l
         candidate.evidence = "+".join(reasons) or "none"
         (passed if reasons else dropped).append(candidate)
     return passed, dropped
+
+
+def diversify(candidates: list[Candidate], per_document: int) -> list[Candidate]:
+    """At most `per_document` chunks of one document before every other document has had its
+    turn: five chunks of one wrong page crowd out the right page (the rest keep their order)."""
+    if per_document <= 0:
+        return candidates
+    head, tail, seen = [], [], {}
+    for candidate in candidates:
+        count = seen.get(candidate.document_id, 0)
+        (head if count < per_document else tail).append(candidate)
+        seen[candidate.document_id] = count + 1
+    return head + tail
 
 
 def should_rerank(candidates: Sequence[Candidate], mode: str, margin: float) -> tuple[bool, str]:

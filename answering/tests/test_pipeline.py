@@ -39,7 +39,7 @@ def test_offline_answer_cites_the_right_document(paylane: Tenant) -> None:
     assert "insufficient funds" in result.text and "[1]" in result.text
     [trace], escalations = rows_for(paylane, result.trace_id)
     assert escalations == [] and trace.conversation_id == "conv-1" and trace.action == "answered"
-    assert trace.gate["score_kind"] == "fusion" and trace.retrieval["candidates"]
+    assert trace.gate["score_kind"] == "rerank" and trace.retrieval["reranked"] and trace.retrieval["candidates"]
     assert trace.citations[0]["claims"] and "similarity" in trace.citations[0]["claims"][0]
     assert float(trace.cost_usd) == 0.0 and trace.stage_ms["retrieve"] > 0
 
