@@ -49,6 +49,7 @@ class AnswerResult:
     cache_hit: bool = False
     claims: list[dict[str, Any]] = field(default_factory=list)
     retrieved: list[dict[str, Any]] = field(default_factory=list)
+    stage_ms: dict[str, float] = field(default_factory=dict)
 
 
 def _clean_history(history: Sequence[dict[str, str]] | None) -> list[dict[str, str]]:
@@ -155,7 +156,7 @@ def answer(
                                             history=turns, candidates=retrieved, trace_fields=trace_fields)
         return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
                             escalation_id=escalation.pk, generator=trace.generator,
-                            rewritten_query=rewrite.query, retrieved=retrieved)
+                            rewritten_query=rewrite.query, retrieved=retrieved, stage_ms=stage_ms)
 
     if not gate.passed:
         return escalate("weak_retrieval", gate.reason)
@@ -198,5 +199,5 @@ def answer(
     return AnswerResult(
         text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace.pk,
         generator=draft.generator, rewritten_query=rewrite.query, conflict=draft.conflict,
-        claims=[c.__dict__ for c in cited.claims], retrieved=retrieved,
+        claims=[c.__dict__ for c in cited.claims], retrieved=retrieved, stage_ms=stage_ms,
     )

@@ -188,6 +188,9 @@ DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
 DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
 
 # --- Retrieval (docs/decisions/0008, 0009) ---------------------------------------------------
+RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", default="hybrid")  # hybrid | vector | keyword
+RETRIEVAL_KEYWORD_RANKING = env_str("RETRIEVAL_KEYWORD_RANKING", default="bm25")  # bm25 | ts_rank_cd
+RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60)
 # Diversity: at most this many chunks of one document ahead of the others (0: off).

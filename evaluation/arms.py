@@ -1,4 +1,8 @@
-"""Experiment arms: the same pipeline, one knob each. `hybrid` is the live configuration."""
+"""Experiment arms: the same pipeline, one knob each, as settings overrides.
+
+`hybrid` is the live configuration. Every arm runs the full answer pipeline, so retrieval and
+answer metrics are measured together; the cache is off during evaluation.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,14 @@ from typing import Any
 
 ARMS: dict[str, dict[str, Any]] = {
     "hybrid": {},
-    "vector": {"mode": "vector"},
-    "keyword": {"mode": "keyword"},
-    "keyword_ts_rank_cd": {"mode": "keyword", "keyword_ranking": "ts_rank_cd"},
-    "hybrid_ts_rank_cd": {"keyword_ranking": "ts_rank_cd"},
-    "hybrid_rerank": {"rerank": "always"},
-    "hybrid_rerank_conditional": {"rerank": "conditional"},
-    "hybrid_no_typo_correction": {"correct_typos": False},
-    "hybrid_unfiltered": {"settings": {"RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0}},
+    "vector": {"RETRIEVAL_MODE": "vector"},
+    "keyword": {"RETRIEVAL_MODE": "keyword"},
+    "keyword_ts_rank_cd": {"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"},
+    "hybrid_ts_rank_cd": {"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"},
+    "hybrid_no_rerank": {"RETRIEVAL_RERANK_MODE": "off"},
+    "hybrid_rerank_conditional": {"RETRIEVAL_RERANK_MODE": "conditional"},
+    "hybrid_no_typo_correction": {"RETRIEVAL_TYPO_CORRECTION": False},
+    "hybrid_no_diversity": {"RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT": 0},
+    "hybrid_unfiltered": {"RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0},
 }
-DEFAULT_ARMS = ("hybrid", "vector", "keyword", "keyword_ts_rank_cd", "hybrid_ts_rank_cd")
+DEFAULT_ARMS = ("hybrid", "vector", "keyword", "keyword_ts_rank_cd", "hybrid_no_rerank")

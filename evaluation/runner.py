@@ -1,4 +1,9 @@
-"""Run a golden set against a tenant, arm by arm, and report metrics side by side."""
+"""Run a golden set against a tenant, arm by arm, through the full answer pipeline.
+
+Locators are resolved to chunk ids at the start of every run; a locator that resolves to
+nothing is an error of the set, reported, never a miss. Retrieval metrics read the ranked
+candidates the pipeline retrieved; answer metrics read what it said.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,12 @@ from typing import Any
 from django.test.utils import override_settings
 from tqdm import tqdm
 
+from answering.greetings import match_greeting
+from answering.pipeline import answer
 from evaluation.arms import ARMS
-from evaluation.golden import GoldenSet
+from evaluation.golden import Case, GoldenSet
 from evaluation.locators import ChunkInfo, matches, resolve, tenant_chunks
-from evaluation.metrics import first_hit_rank, mean, ndcg_at, percentile, recall_at, reciprocal_rank
+from evaluation.metrics import first_hit_rank, mean, ndcg_at, percentile, precision_recall, recall_at, reciprocal_rank
 from retrieval.search import search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -24,56 +31,133 @@ RETRIEVAL_TYPES = ("normal", "multi_turn", "stale", "conflict")
 @dataclass
 class ArmReport:
     arm: str
-    metrics: dict[str, float | None] = field(default_factory=dict)
+    metrics: dict[str, float | int | None] = field(default_factory=dict)
     cases: list[dict[str, Any]] = field(default_factory=list)
+    hard_failures: list[str] = field(default_factory=list)
 
 
-def retrieval_question(case: Any) -> str:
-    """Until query rewriting runs here, a follow-up is searched with the user's earlier turns."""
-    earlier = [t["content"] for t in case.history if t["role"] == "user"]
-    return " ".join([*earlier[-2:], case.question]) if earlier else case.question
+def _contains(text: str, needle: str) -> bool:
+    return needle.casefold() in text.casefold()
 
 
-def run_retrieval_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = (1, 3, 5, 10),
-                      progress: bool = False, chunks: dict[int, ChunkInfo] | None = None) -> tuple[ArmReport, list[str]]:
+def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, ChunkInfo]) -> dict[str, Any]:
+    """Tenant and audience probes: the source must not be retrieved (zero tolerance)."""
+    asker = Tenant.objects.get(slug=case.tenant) if case.tenant else tenant
+    audiences = [case.audience or golden.audience]
+    result = search(scope=reader_scope(tenant=asker, audiences=audiences), query=case.question,
+                    ts_config=asker.text_search_config, k=10)
+    forbidden = {(l.source, l.document_slug) for l in case.expected}
+    leaked = [f"{c.source_type}:{c.slug}" for c in result.candidates
+              if asker.pk == tenant.pk and (c.source_type, c.slug) in forbidden]
+    if asker.pk != tenant.pk:
+        # Any chunk id of the golden tenant coming back to another tenant is a leak.
+        leaked = [f"{c.source_type}:{c.slug}" for c in result.candidates if c.chunk_id in chunks]
+    return {"id": case.id, "type": case.type, "leaked": leaked, "passed": not leaked}
+
+
+def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = (1, 3, 5, 10),
+            progress: bool = False, chunks: dict[int, ChunkInfo] | None = None) -> tuple[ArmReport, list[str]]:
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; known: {', '.join(ARMS)}")
-    options = dict(ARMS[arm])
-    overrides = options.pop("settings", {})
     chunks = chunks if chunks is not None else tenant_chunks(tenant)
     relevant, errors = resolve(golden, chunks)
-    scope = reader_scope(tenant=tenant, audiences=[golden.audience])
+    archived_docs = {(i.source_type, i.slug) for i in chunks.values() if i.archived}
     report = ArmReport(arm=arm)
-    depth = max(ks)
     latencies: list[float] = []
-    per_case: list[dict[str, Any]] = []
-    cases = [c for c in golden.cases if c.type in RETRIEVAL_TYPES]
-    with override_settings(**overrides):
-        for case in tqdm(cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
+    stages: dict[str, list[float]] = {}
+    with override_settings(CACHE_ENABLED=False, **ARMS[arm]):
+        for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
+            if case.type == "greeting":
+                hit = match_greeting(case.question) is not None
+                report.cases.append({"id": case.id, "type": case.type, "passed": hit})
+                continue
+            if case.type in ("tenant_probe", "audience_probe"):
+                outcome = _probe(case, golden, tenant, chunks)
+                report.cases.append(outcome)
+                if not outcome["passed"]:
+                    report.hard_failures.append(f"{case.id}: {case.type} retrieved {outcome['leaked']}")
+                continue
             started = time.perf_counter()
-            result = search(scope=scope, query=retrieval_question(case), ts_config=tenant.text_search_config,
-                            k=depth, **options)
+            result = answer(tenant=tenant, audiences=[golden.audience], question=case.question,
+                            history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True)
             latencies.append((time.perf_counter() - started) * 1000)
-            ranked = [c.chunk_id for c in result.candidates]
-            rank = first_hit_rank(ranked, relevant[case.id])
-            page_ids = {cid for cid, info in chunks.items() if any(matches(l, info, page_level=True) for l in case.expected)}
-            page_rank = first_hit_rank(ranked, page_ids)
-            per_case.append({
-                "id": case.id, "type": case.type, "hit_rank": rank, "page_hit_rank": page_rank,
-                "retrieved": [f"{c.source_type}:{c.slug}#{c.heading_path}" for c in result.candidates[:5]],
+            for stage, ms in result.stage_ms.items():
+                stages.setdefault(stage, []).append(ms)
+            ranked = [c["chunk_id"] for c in result.retrieved]
+            page_ids = {cid for cid, info in chunks.items()
+                        if any(matches(l, info, page_level=True) for l in case.expected)}
+            answered = result.action == "answered"
+            text = result.text if answered else ""
+            cited_docs = {(s["source_type"], s["slug"]) for s in result.sources}
+            expected_docs = {(l.source, l.document_slug) for l in case.expected}
+            row = {
+                "id": case.id, "type": case.type, "action": result.action,
+                "hit_rank": first_hit_rank(ranked, relevant.get(case.id, set())) if case.expected else None,
+                "page_hit_rank": first_hit_rank(ranked, page_ids) if case.expected else None,
+                "retrieved": [f"{c['source_type']}:{c['slug']}#{c['heading_path']}" for c in result.retrieved[:5]],
                 "expected": [l.describe() for l in case.expected],
-                "corrections": [f"{c.original}->{c.corrected}" for c in result.corrections],
-            })
-    ranks = [c["hit_rank"] for c in per_case]
-    page_ranks = [c["page_hit_rank"] for c in per_case]
-    for k in ks:
-        report.metrics[f"recall@{k}"] = round(mean([recall_at(r, k) for r in ranks]), 4)
-    for k in ks:
-        report.metrics[f"page_recall@{k}"] = round(mean([recall_at(r, k) for r in page_ranks]), 4)
-    report.metrics["mrr"] = round(mean([reciprocal_rank(r) for r in ranks]), 4)
-    report.metrics["ndcg@10"] = round(mean([ndcg_at(r, 10) for r in ranks]), 4)
-    report.metrics["latency_ms_p50"] = round(percentile(latencies, 50), 1)
-    report.metrics["latency_ms_p95"] = round(percentile(latencies, 95), 1)
-    report.metrics["cases"] = len(per_case)
-    report.cases = per_case
+                "fact_coverage": (mean([1.0 if _contains(text, f) else 0.0 for f in case.must_contain])
+                                  if case.must_contain else None),
+                "forbidden": [f for f in case.must_not_contain if _contains(text, f)],
+                "citation_correct": bool(cited_docs & expected_docs) if answered and case.expected else None,
+                "stale_cited": sorted(f"{t}:{s}" for t, s in cited_docs & archived_docs),
+                "trace_id": result.trace_id,
+            }
+            report.cases.append(row)
+            if case.type == "must_abstain" and answered:
+                report.hard_failures.append(f"{case.id}: must-abstain case was answered")
+            if row["forbidden"]:
+                report.hard_failures.append(f"{case.id}: answer contains forbidden text {row['forbidden']}")
+            if row["stale_cited"]:
+                report.hard_failures.append(f"{case.id}: cited archived documents {row['stale_cited']}")
+            if result.action == "greeting":
+                report.hard_failures.append(f"{case.id}: intercepted as a greeting")
+    report.metrics = summarise(report.cases, ks, latencies, stages)
     return report, errors
+
+
+def summarise(cases: list[dict[str, Any]], ks: Sequence[int], latencies: list[float],
+              stages: dict[str, list[float]]) -> dict[str, float | int | None]:
+    retrieval = [c for c in cases if c["type"] in RETRIEVAL_TYPES]
+    ranks = [c["hit_rank"] for c in retrieval]
+    page_ranks = [c["page_hit_rank"] for c in retrieval]
+    metrics: dict[str, float | int | None] = {}
+    for k in ks:
+        metrics[f"recall@{k}"] = round(mean([recall_at(r, k) for r in ranks]), 4)
+    for k in ks:
+        metrics[f"page_recall@{k}"] = round(mean([recall_at(r, k) for r in page_ranks]), 4)
+    metrics["mrr"] = round(mean([reciprocal_rank(r) for r in ranks]), 4)
+    metrics["ndcg@10"] = round(mean([ndcg_at(r, 10) for r in ranks]), 4)
+    asked = [c for c in cases if "action" in c]
+    precision, recall = precision_recall([c["action"] == "escalated" for c in asked],
+                                         [c["type"] == "must_abstain" for c in asked])
+    metrics["abstention_precision"] = None if precision is None else round(precision, 4)
+    metrics["abstention_recall"] = None if recall is None else round(recall, 4)
+    coverage = [c["fact_coverage"] for c in asked if c["fact_coverage"] is not None]
+    metrics["fact_coverage"] = round(mean(coverage), 4) if coverage else None
+    metrics["forbidden_text_rate"] = round(mean([1.0 if c["forbidden"] else 0.0 for c in asked]), 4) if asked else None
+    cited = [c["citation_correct"] for c in asked if c["citation_correct"] is not None]
+    metrics["citation_accuracy"] = round(mean([1.0 if x else 0.0 for x in cited]), 4) if cited else None
+    stale = [c for c in asked if c["type"] == "stale"]
+    metrics["stale_answer_rate"] = (round(mean([1.0 if c["forbidden"] or c["stale_cited"] else 0.0 for c in stale]), 4)
+                                    if stale else None)
+    metrics["latency_ms_p50"] = round(percentile(latencies, 50), 1)
+    metrics["latency_ms_p95"] = round(percentile(latencies, 95), 1)
+    for stage, values in sorted(stages.items()):
+        metrics[f"stage_{stage}_ms_p50"] = round(percentile(values, 50), 1)
+        metrics[f"stage_{stage}_ms_p95"] = round(percentile(values, 95), 1)
+    metrics["cases"] = len(cases)
+    return metrics
+
+
+def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequence[int] = (1, 3, 5, 10),
+             progress: bool = False) -> dict[str, Any]:
+    chunks = tenant_chunks(tenant)
+    report: dict[str, Any] = {"golden": golden.path, "tenant": tenant.slug, "ks": list(ks), "arms": {},
+                              "errors": []}
+    for arm in arms:
+        arm_report, errors = run_arm(golden=golden, tenant=tenant, arm=arm, ks=ks, progress=progress, chunks=chunks)
+        report["errors"] = errors
+        report["arms"][arm] = {"metrics": arm_report.metrics, "cases": arm_report.cases,
+                               "hard_failures": arm_report.hard_failures}
+    return report

@@ -118,14 +118,18 @@ def search(
     query: str,
     ts_config: str,
     k: int = 10,
-    mode: str = "hybrid",
-    keyword_ranking: str = "bm25",
+    mode: str | None = None,
+    keyword_ranking: str | None = None,
     rerank: str | None = None,
     reranker: str | None = None,
     per_leg: int | None = None,
-    correct_typos: bool = True,
+    correct_typos: bool | None = None,
     query_vector: np.ndarray | None = None,
 ) -> SearchResult:
+    # Unset knobs come from settings, so an eval arm can flip one for the whole pipeline.
+    mode = mode or settings.RETRIEVAL_MODE
+    keyword_ranking = keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING
+    correct_typos = settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     per_leg = per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG
