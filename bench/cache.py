@@ -64,7 +64,9 @@ def main() -> int:
                 query, vector = f"How do I configure feature number {i} {'abcdefghij'[i % 10]}?", vectors[i]
             else:
                 noisy = vectors[i] + 0.012 * rng.standard_normal(384).astype(np.float32)
-                query, vector = f"semantic probe {n}", noisy / np.linalg.norm(noisy)
+                # No digits: a query with an identifier never takes the semantic path.
+                words = "".join("abcdefghij"[int(d)] for d in str(n))
+                query, vector = f"semantic probe {words}", noisy / np.linalg.norm(noisy)
             started = time.perf_counter()
             hit = service.lookup(tenant_id=tenant.id, audience_ids=audiences, query=query, query_vector=vector,
                                  generator="extractive")
