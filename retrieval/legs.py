@@ -99,7 +99,9 @@ def keyword_leg(scope: TenantScope, terms: Sequence[str], stats: Bm25Stats, *, l
     # Very common terms add to a chunk's score but do not nominate candidates on their own,
     # or "table" would drag half the manual through the scoring below.
     common_limit = settings.RETRIEVAL_BM25_COMMON_SHARE * stats.chunk_count
-    selective = [t for t in present if stats.df[t] <= common_limit] or present
+    # With only common terms, the two rarest nominate: scoring every chunk that contains
+    # "configure" costs more than it could ever add to the ranking.
+    selective = [t for t in present if stats.df[t] <= common_limit] or sorted(present, key=lambda t: stats.df[t])[:2]
     params = {
         "tsq": _tsquery_any(selective),
         "terms": list(present),

@@ -189,6 +189,10 @@ class TenantScope:
         """Run a statistics read; the weld and the tripwire are the same as for chunk text."""
         weld = "s.tenant_id = %(_scope_tenant)s AND s.audience_id = ANY(%(_scope_audiences)s)"
         with self.rls_context() as cursor:
+            if "th" in params:
+                # The % operator prunes by this threshold inside the trigram index; the default
+                # 0.3 lets far more terms through to similarity() than the caller will keep.
+                cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [str(params["th"])])
             cursor.execute(statement.replace("{weld}", weld), {**params, **self._params()})
             rows = cursor.fetchall()
         allowed = set(self.audience_ids)
