@@ -27,9 +27,15 @@ class GateDecision:
         return asdict(self)
 
 
-def confidence_gate(candidates: list[Candidate]) -> GateDecision:
+def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None) -> GateDecision:
     if not candidates:
         return GateDecision(False, None, None, None, "no candidate passed the evidence filter")
+    minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
+    if query_coverage is not None and query_coverage < minimum:
+        # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
+        # of a corpus that never mentions it): topical neighbours are not an answer.
+        return GateDecision(False, query_coverage, "query_coverage", minimum,
+                            f"query coverage {query_coverage:.2f} < {minimum}")
     top = candidates[0]
     kind = top.score_kind
     threshold = settings.ANSWER_GATE_RERANK_MIN if kind == "rerank" else settings.ANSWER_GATE_FUSION_MIN

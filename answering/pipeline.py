@@ -136,7 +136,7 @@ def answer(
     result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
                     query_vector=query_vector)
     lap("retrieve")
-    gate = confidence_gate(result.candidates)
+    gate = confidence_gate(result.candidates, result.query_coverage)
     trace_fields: dict[str, Any] = {
         "conversation_id": conversation_id[:64], "audiences": list(audiences), "question": question,
         "rewritten_query": rewrite.query if rewrite.method != "none" else "", "history_turns": len(turns),

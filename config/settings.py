@@ -237,6 +237,8 @@ ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6)
 # Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
 ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
 ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05)
+# IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
+ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.3)
 # Extractive answerer: a sentence must be this similar to the question to be quoted.
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.45)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)

@@ -81,6 +81,9 @@ class SearchResult:
     reranked: bool = False
     rerank_reason: str = "off"
     query_vector: np.ndarray | None = None
+    # IDF-weighted share of the question's terms found anywhere in the top candidates: a
+    # question whose distinctive words the corpus never uses is not answerable from it.
+    query_coverage: float = 0.0
 
     def as_trace(self) -> dict[str, Any]:
         return {
@@ -90,6 +93,7 @@ class SearchResult:
             "candidates": [c.as_trace() for c in self.candidates],
             "dropped": [c.as_trace() for c in self.dropped],
             "timings_ms": self.timings_ms, "reranked": self.reranked, "rerank_reason": self.rerank_reason,
+            "query_coverage": round(self.query_coverage, 4),
         }
 
 
@@ -165,6 +169,7 @@ def search(
     with timer.stage("rerank"):
         _maybe_rerank(result, rerank, reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
+    result.query_coverage = query_coverage(result.candidates[: settings.ANSWER_CONTEXT_CHUNKS], terms, stats)
     result.timings_ms = timer.timings
     result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
     return result
@@ -199,6 +204,14 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
             keyword_coverage=sum(stats.idf.get(t, 0.0) for t in matched) / total_idf, matched_terms=matched,
         ))
     return candidates
+
+
+def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm25Stats) -> float:
+    total = sum(stats.idf.get(t, 0.0) for t in terms.all)
+    if not total:
+        return 0.0
+    found = {t for c in candidates for t in c.matched_terms}
+    return sum(stats.idf.get(t, 0.0) for t in found) / total
 
 
 def evidence_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:

@@ -23,3 +23,10 @@ def test_the_threshold_follows_the_score_kind_in_the_data() -> None:
     assert not reranked.passed and reranked.score_kind == "rerank" and reranked.threshold == 0.3
     assert confidence_gate([candidate(0.01)]).passed is False
     assert confidence_gate([]).reason == "no candidate passed the evidence filter"
+
+
+@override_settings(ANSWER_GATE_FUSION_MIN=0.0, ANSWER_GATE_MIN_QUERY_COVERAGE=0.3)
+def test_a_question_whose_distinctive_words_were_not_found_is_gated() -> None:
+    gated = confidence_gate([candidate(0.03)], query_coverage=0.12)
+    assert not gated.passed and gated.score_kind == "query_coverage" and "0.12 < 0.3" in gated.reason
+    assert confidence_gate([candidate(0.03)], query_coverage=0.5).passed

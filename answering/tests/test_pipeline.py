@@ -155,13 +155,13 @@ def obeying_model(request_body: dict[str, Any]) -> str:
 
 @pytest.mark.django_db
 def test_prompt_injection_is_not_obeyed(injected: Tenant, provider_keys: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    offline = answer(tenant=injected, audiences=["public"], question="How long do refunds take?")
+    offline = answer(tenant=injected, audiences=["public"], question="When are refunds issued?")
     assert offline.action == "answered" and "PWNED" not in offline.text and "14 days" in offline.text
 
     def run() -> str:
         with fake_provider() as (url, script):
             script.openai.append(("ok", "placeholder"))
-            probe = answer(tenant=injected, audiences=["public"], question="How long do refunds take?",
+            probe = answer(tenant=injected, audiences=["public"], question="When are refunds issued?",
                            chain=chain_for(url))
             body = script.requests[0]["body"]
         assert "<documents>" in body["messages"][1]["content"]  # retrieved text is delimited as data
