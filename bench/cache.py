@@ -23,6 +23,11 @@ os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
+def spell(number: int) -> str:
+    """Digits as letters: a query with digits is an identifier query and never semantic."""
+    return "".join("abcdefghij"[int(d)] for d in str(number))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=10_000)
@@ -44,15 +49,15 @@ def main() -> int:
     from tenants import actions
 
     call_command("migrate", verbosity=0)
-    tenant, created = actions.tenant_get_or_create(slug="bench-cache")
+    tenant, created = actions.tenant_get_or_create(slug="bench-cache-words")
     audiences = actions.audience_ids(tenant=tenant, slugs=["public"])
     rng = np.random.default_rng(11)
     vectors = rng.standard_normal((args.entries, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     if created:
         for i in tqdm(range(args.entries), desc="entries"):
-            service.store(tenant_id=tenant.id, audience_ids=audiences, query=f"how do I configure feature number {i} "
-                          f"{'abcdefghij'[i % 10]}", query_vector=vectors[i], generator="extractive",
+            service.store(tenant_id=tenant.id, audience_ids=audiences, query=f"how do I configure feature {spell(i)}",
+                          query_vector=vectors[i], generator="extractive",
                           answer=f"answer {i}", sources=[], conflict=False, provider="", model="", trace_id=None,
                           cost_usd=0.0, chunk_ids=[i])
 
@@ -61,12 +66,11 @@ def main() -> int:
         for n in range(args.lookups):
             i = int(rng.integers(0, args.entries))
             if kind == "exact":
-                query, vector = f"How do I configure feature number {i} {'abcdefghij'[i % 10]}?", vectors[i]
+                query, vector = f"How do I configure feature {spell(i)}?", vectors[i]
             else:
                 noisy = vectors[i] + 0.012 * rng.standard_normal(384).astype(np.float32)
                 # No digits: a query with an identifier never takes the semantic path.
-                words = "".join("abcdefghij"[int(d)] for d in str(n))
-                query, vector = f"semantic probe {words}", noisy / np.linalg.norm(noisy)
+                query, vector = f"semantic probe {spell(n)}", noisy / np.linalg.norm(noisy)
             started = time.perf_counter()
             hit = service.lookup(tenant_id=tenant.id, audience_ids=audiences, query=query, query_vector=vector,
                                  generator="extractive")
