@@ -11,7 +11,9 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from answering.models import Escalation, Trace
+from answering.stats import answer_stats
 from tenants.admin import TenantScopedAdmin
+from tenants.rls import staff_tenant_ids
 
 
 def _pretty(value: Any) -> str:
@@ -81,3 +83,7 @@ class TraceAdmin(TenantScopedAdmin):
     @admin.display(description="question")
     def short_question(self, obj: Trace) -> str:
         return obj.question[:80]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        stats = answer_stats(staff_tenant_ids(request.user))
+        return super().changelist_view(request, {**(extra_context or {}), "answer_stats": stats})

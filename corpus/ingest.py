@@ -268,7 +268,7 @@ def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder,
                 size += len(pending[start].drafts)
                 start += 1
             texts = [
-                (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs else draft.content
+                (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs and item.blurbs[i] else draft.content
                 for item in group
                 for i, draft in enumerate(item.drafts)
             ]

@@ -123,3 +123,19 @@ def test_provider_config_errors_are_clear() -> None:
         parse_provider_configs("openai|http://x")
     [config] = parse_provider_configs("gemini|http://x/v1beta/|GEM_KEY|gemini-2.0-flash|7")
     assert config.base_url == "http://x/v1beta" and config.timeout == 7.0
+
+
+def test_contextual_blurbs_come_from_one_call_per_document(tmp_path: object) -> None:
+    from answering.contextualize import contextualize
+    from corpus.parsers import ParsedDocument, Section
+
+    document = ParsedDocument(slug="a", title="Refunds", source_type="doc", fingerprint="x", source_path="a.md",
+                              sections=[Section(("Refunds",), "Refunds take 14 days.")])
+    with fake_provider() as (url, script):
+        script.openai.append(("ok", '{"blurbs": ["About refund timing."]}'))
+        chain = ProviderChain([build_provider(openai(url))])
+        assert contextualize(document=document, chunks=["Refunds\n\nRefunds take 14 days.", "x"], chain=chain) == [
+            "About refund timing.", ""]
+        script.openai.append(("ok", "not json"))
+        assert contextualize(document=document, chunks=["c"], chain=chain) == [""]
+    assert len(script.requests) == 2  # one call per document

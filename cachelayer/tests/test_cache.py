@@ -173,3 +173,22 @@ def test_two_identical_first_requests_write_one_entry(django_db_setup: Any, djan
         assert len(entries(tenant)) == 1
         cache.purge_tenant(tenant_id=tenant.id)
         assert entries(tenant) == []
+
+
+@pytest.mark.django_db
+def test_console_shows_hit_rate_and_cost_saved(shop: Tenant) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from answering.stats import answer_stats
+
+    ask(shop, "How many times are failed webhook deliveries retried?")
+    ask(shop, "How many times are failed webhook deliveries retried?")
+    with staff_tenant_context([shop.id]):
+        [stats] = answer_stats([shop.id])
+    assert (stats.answers, stats.cache_hits) == (2, 1) and stats.hit_rate == 0.5
+    root = get_user_model().objects.create_superuser("root-cache", "r@example.com", "pw")
+    client = Client()
+    client.force_login(root)
+    page = client.get("/admin/answering/trace/").content.decode()
+    assert "cache hit rate" in page and "cache-shop" in page and "50%" in page

@@ -1,0 +1,44 @@
+"""Contextual retrieval: one model call per document writes a short situating blurb per chunk.
+
+Plugged into ingest by dotted path (settings.CORPUS_CONTEXTUALIZER =
+"answering.contextualize.contextualize"), because corpus never imports answering. The blurb is
+embedded together with the chunk, while the stored text stays verbatim, so citations do not
+change; blurbs are stored on the chunk for inspection. Off by default: it needs a provider.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+
+from answering.providers import Message
+from answering.providers.chain import ProviderChain
+
+PROMPT = """Here is a document titled "{title}":
+<document>
+{document}
+</document>
+For each numbered chunk below, write one short sentence that situates it within the whole
+document, to improve search retrieval of the chunk. Reply with a JSON object
+{{"blurbs": ["<sentence for chunk 1>", "<sentence for chunk 2>", ...]}} and nothing else.
+{chunks}"""
+_MAX_DOCUMENT_CHARS = 24_000
+
+
+def contextualize(*, document: Any, chunks: list[str], chain: ProviderChain | None = None) -> list[str]:
+    chain = chain or ProviderChain.from_settings()
+    if not chain:
+        return ["" for _ in chunks]
+    text = "\n\n".join(section.text for section in document.sections)[:_MAX_DOCUMENT_CHARS]
+    numbered = "\n".join(f"<chunk number=\"{n}\">{c[:1500]}</chunk>" for n, c in enumerate(chunks, start=1))
+    completion = chain.complete([Message("user", PROMPT.format(title=document.title, document=text, chunks=numbered))],
+                                temperature=0.0, max_tokens=min(4000, 60 * len(chunks) + 100), json_output=True)
+    try:
+        blurbs = json.loads(completion.text).get("blurbs", [])
+    except (ValueError, AttributeError):
+        blurbs = []
+    # A malformed reply costs the blurbs, never the ingest: chunks are embedded as they are.
+    cleaned = [str(b).strip()[:300] if isinstance(b, str) else "" for b in blurbs][: len(chunks)]
+    return cleaned + [""] * (len(chunks) - len(cleaned))
