@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench-ingest
+.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench-ingest pgdocs-eval
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,3 +63,8 @@ pgdocs: migrate pgdocs-install
 
 bench-ingest: migrate pgdocs-install
 	$(PY) bench/ingest.py $(PGDOCS)
+
+# One command: install the manual, ingest it as tenant pgdocs, run the developer set.
+pgdocs-eval: pgdocs
+	$(PY) manage.py eval --golden ../shared/eval/pgdocs-dev.yaml --arms hybrid,hybrid_no_rerank,vector,keyword,keyword_ts_rank_cd \
+	  --json bench/results/eval-pgdocs.json --html bench/results/eval-pgdocs.html
