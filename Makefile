@@ -66,5 +66,5 @@ bench-ingest: migrate pgdocs-install
 
 # One command: install the manual, ingest it as tenant pgdocs, run the developer set.
 pgdocs-eval: pgdocs
-	$(PY) manage.py eval --golden ../shared/eval/pgdocs-dev.yaml --arms hybrid,hybrid_no_rerank,vector,keyword,keyword_ts_rank_cd \
+	$(PY) manage.py eval --golden evaluation/golden/pgdocs-dev.yaml --arms hybrid,hybrid_no_rerank,vector,keyword,keyword_ts_rank_cd \
 	  --json bench/results/eval-pgdocs.json --html bench/results/eval-pgdocs.html

@@ -8,7 +8,7 @@ from evaluation.golden import GoldenError, load_golden
 from evaluation.locators import ChunkInfo, matches, resolve
 from evaluation.metrics import first_hit_rank, ndcg_at, precision_recall, recall_at, reciprocal_rank
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "eval" / "pgdocs-dev.yaml"
+SHARED = Path(__file__).resolve().parents[1] / "golden" / "pgdocs-dev.yaml"
 
 
 def test_the_shared_developer_set_loads() -> None:
