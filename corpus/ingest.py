@@ -171,9 +171,6 @@ def ingest_paths(
                 parsed_docs.append(result)
 
         pending = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report)
-        # Windows of similar chunk lengths pad less inside the encoder's batches; the bare
-        # model.encode we are measured against sorts its whole input by length.
-        pending.sort(key=lambda p: (sum(d.token_count for d in p.drafts) / len(p.drafts), p.parsed.slug))
         if contextualize is not None:
             for item in pending:
                 item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts])
