@@ -154,10 +154,26 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
              progress: bool = False) -> dict[str, Any]:
     chunks = tenant_chunks(tenant)
     report: dict[str, Any] = {"golden": golden.path, "tenant": tenant.slug, "ks": list(ks), "arms": {},
-                              "errors": []}
+                              "errors": [],
+                              # No LLM judge is configured offline: generation metrics are skipped,
+                              # never reported as zero.
+                              "judge": {"configured": False, "faithfulness": None, "citation_support": None,
+                                        "note": "skipped: no judge configured"}}
     for arm in arms:
         arm_report, errors = run_arm(golden=golden, tenant=tenant, arm=arm, ks=ks, progress=progress, chunks=chunks)
         report["errors"] = errors
         report["arms"][arm] = {"metrics": arm_report.metrics, "cases": arm_report.cases,
                                "hard_failures": arm_report.hard_failures}
     return report
+
+
+def eval_run_store(*, tenant: Tenant, report: dict[str, Any]) -> Any:
+    import json
+
+    from evaluation.models import EvalRun
+    from tenants.rls import tenant_context
+
+    clean = json.loads(json.dumps(report, default=str))
+    with tenant_context(tenant.id):
+        return EvalRun.objects.create(tenant=tenant, golden=str(report["golden"]), arms=list(report["arms"]),
+                                      report=clean)

@@ -58,3 +58,32 @@ def test_eval_refuses_unknown_arms_and_tenants(demo_corpus: Any, tmp_path: Path)
         call_command("eval", golden=golden, arms="hybrid,magic")
     with pytest.raises(CommandError, match="does not exist"):
         call_command("eval", golden=golden, tenant="nobody")
+
+
+@pytest.mark.django_db
+def test_runs_are_stored_shown_in_the_admin_and_deterministic(demo_corpus: Any, tmp_path: Path) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from evaluation.models import EvalRun
+    from tenants.rls import staff_tenant_context
+
+    golden = tmp_path / "g.yaml"
+    golden.write_text(GOLDEN)
+    call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "a.json")
+    call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "b.json")
+    first, second = (json.loads((tmp_path / n).read_text())["arms"]["hybrid"] for n in ("a.json", "b.json"))
+    strip = lambda m: {k: v for k, v in m.items() if "latency" not in k and not k.startswith("stage_")}  # noqa: E731
+    assert strip(first["metrics"]) == strip(second["metrics"])  # two runs, identical metrics
+    assert [c.get("hit_rank") for c in first["cases"]] == [c.get("hit_rank") for c in second["cases"]]
+    root = get_user_model().objects.create_superuser("root-eval", "r@example.com", "pw")
+    client = Client()
+    client.force_login(root)
+    listing = client.get("/admin/evaluation/evalrun/")
+    assert listing.status_code == 200 and b"hybrid" in listing.content
+    from tenants.models import Tenant
+
+    with staff_tenant_context([Tenant.objects.get(slug="paylane").id]):
+        run = EvalRun.objects.order_by("-id").first()
+    page = client.get(f"/admin/evaluation/evalrun/{run.pk}/change/")
+    assert page.status_code == 200 and b"recall at k per arm" in page.content and b"d-1" in page.content

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.arms import ARMS, DEFAULT_ARMS
 from evaluation.golden import GoldenError, load_golden
 from evaluation.report import render_html
-from evaluation.runner import run_eval
+from evaluation.runner import eval_run_store, run_eval
 from tenants.models import Tenant
 
 
@@ -25,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--k", default="1,3,5,10")
         parser.add_argument("--json", type=Path)
         parser.add_argument("--html", type=Path)
+        parser.add_argument("--no-store", action="store_true", help="do not keep the run in the database")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -55,6 +56,9 @@ class Command(BaseCommand):
             self.stdout.write(f"{arm:<{width}}  {values}")
             for failure in data["hard_failures"]:
                 self.stderr.write(self.style.ERROR(f"  hard failure [{arm}]: {failure}"))
+        if not options["no_store"]:
+            run = eval_run_store(tenant=tenant, report=report)
+            self.stdout.write(f"stored as evaluation run #{run.pk} (admin: Evaluation › Eval runs)")
         if options["json"]:
             options["json"].write_text(json.dumps(report, indent=2, default=str) + "\n")
         if options["html"]:

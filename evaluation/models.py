@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.db import models
+
+from tenants.models import Tenant
+
+
+class EvalRun(models.Model):
+    """One `manage.py eval` run: the whole report, arms side by side."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    golden = models.CharField(max_length=500)
+    arms = models.JSONField(default=list)
+    report = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        managed = False
+        db_table = "evaluation_run"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"eval #{self.pk} {self.golden} ({', '.join(self.arms)})"
