@@ -94,3 +94,16 @@ def test_search_command_explains(retrieval_world: RetrievalWorld, capsys: pytest
     call_command("search", "webhok retries", tenant="ret-acme", explain=True)
     out = capsys.readouterr().out
     assert "guides/webhooks" in out and "typo: webhok → webhook" in out and "timings ms:" in out
+
+
+@pytest.mark.django_db
+def test_multi_query_fuses_the_rephrasings(retrieval_world: RetrievalWorld) -> None:
+    from retrieval.search import multi_query_search
+
+    def rephrase(question: str) -> list[str]:
+        return ["refund window for purchases", "how many days until my money comes back", question]
+
+    fused = multi_query_search(scope=public(retrieval_world), query="money back?", ts_config="english",
+                               rephrase=rephrase)
+    assert fused.candidates[0].slug == "billing/refunds"
+    assert len({c.chunk_id for c in fused.candidates}) == len(fused.candidates)  # fused, not concatenated
