@@ -22,11 +22,6 @@ class TenantAnswerStats:
     def hit_rate(self) -> float:
         return self.cache_hits / self.answers if self.answers else 0.0
 
-    @property
-    def escalation_rate(self) -> float:
-        total = self.answers + self.escalations
-        return self.escalations / total if total else 0.0
-
 
 def answer_stats(tenant_ids: Sequence[int]) -> list[TenantAnswerStats]:
     """Read inside the staff row-level-security context (tenants.middleware)."""

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -26,10 +25,10 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
 from django.utils import timezone
 
 from corpus.embedding import vector_literal as vector_text
+from tenants.rls import rls_transaction
 
 _IDENTIFIER = re.compile(
     r"\d|@|\b[A-Za-z]+[-_][A-Za-z0-9]+\b|\b[A-Z]{2,}[0-9]|#\w+|\bv\d", re.IGNORECASE
@@ -66,17 +65,6 @@ class CacheHit:
     original_cost_usd: float
 
 
-@contextmanager
-def cache_context(tenant_id: int, audience_ids: Sequence[int]) -> Iterator[Any]:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('app.tenant_id', %s, true), set_config('app.audience_ids', %s, true)",
-            [str(tenant_id), ",".join(str(a) for a in sorted(audience_ids))],
-        )
-        yield cursor
-        cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
-
-
 _COLUMNS = ("id, answer, sources, conflict, generator, provider, model, original_trace_id, original_cost_usd, "
             "tenant_id, audience_ids")
 
@@ -97,7 +85,7 @@ def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vec
     audiences = sorted(audience_ids)
     key = generator_key(generator)
     norm = normalise(query)
-    with cache_context(tenant_id, audiences) as cursor:
+    with rls_transaction(tenant_id=tenant_id, audience_ids=audiences) as cursor:
         # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm).
         cursor.execute(
             f"SELECT {_COLUMNS} FROM cachelayer_entry WHERE tenant_id = %(t)s AND audience_ids = %(a)s::bigint[]"
@@ -130,7 +118,7 @@ def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vect
           trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int]) -> int | None:
     """Store an answered (never an abstained) result; identical concurrent stores keep one row."""
     audiences = sorted(audience_ids)
-    with cache_context(tenant_id, audiences) as cursor:
+    with rls_transaction(tenant_id=tenant_id, audience_ids=audiences) as cursor:
         cursor.execute(
             "INSERT INTO cachelayer_entry (tenant_id, audience_ids, generator_key, query_norm, query_embedding,"
             " has_identifier, answer, sources, conflict, generator, provider, model, original_trace_id,"
@@ -163,7 +151,7 @@ def invalidate_chunks(*, tenant_id: int, chunk_ids: Sequence[int], document_ids:
     """Delete exactly the entries built on these chunks (corpus calls this after its commit)."""
     if not chunk_ids:
         return 0
-    with maintenance_context(tenant_id) as cursor:
+    with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
         # Index: cachelayer_entry_chunk_chunk_idx (tenant_id, chunk_id).
         cursor.execute(
             "DELETE FROM cachelayer_entry WHERE tenant_id = %(t)s AND id IN ("
@@ -175,26 +163,12 @@ def invalidate_chunks(*, tenant_id: int, chunk_ids: Sequence[int], document_ids:
 
 
 def purge_tenant(*, tenant_id: int) -> int:
-    with maintenance_context(tenant_id) as cursor:
+    with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
         cursor.execute("DELETE FROM cachelayer_entry WHERE tenant_id = %s", [tenant_id])
         return int(cursor.rowcount)
 
 
 def purge_entry(*, tenant_id: int, entry_id: int) -> int:
-    with maintenance_context(tenant_id) as cursor:
+    with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
         cursor.execute("DELETE FROM cachelayer_entry WHERE tenant_id = %s AND id = %s", [tenant_id, entry_id])
         return int(cursor.rowcount)
-
-
-@contextmanager
-def maintenance_context(tenant_id: int) -> Iterator[Any]:
-    """Every audience of one tenant: a DELETE must also pass the SELECT policy, which reads
-    audiences, and invalidation has to reach entries built for any audience set."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('app.tenant_id', %(t)s, true), set_config('app.audience_ids',"
-            " (SELECT coalesce(string_agg(id::text, ','), '') FROM tenants_audience WHERE tenant_id = %(tid)s), true)",
-            {"t": str(tenant_id), "tid": tenant_id},
-        )
-        yield cursor
-        cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")

@@ -7,7 +7,6 @@ API (the django-tasks backport; the database backend by default, with the worker
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -93,6 +92,3 @@ def ingest_job_run(*, job_id: int) -> dict[str, object]:
                                                error="" if report.ok else f"{len(report.failed)} file(s) failed")
     return data
 
-
-def ingest_job_discard_upload(*, job: IngestJob) -> None:
-    shutil.rmtree(job.upload_dir, ignore_errors=True)

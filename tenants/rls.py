@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections, transaction
 
 from tenants.models import Membership, Tenant
 
@@ -32,13 +32,34 @@ def staff_tenant_context(tenant_ids: Sequence[int]) -> Iterator[None]:
 
 
 @contextmanager
-def tenant_context(tenant_id: int) -> Iterator[Any]:
-    """A transaction in which row-level security admits one tenant's rows of the tenant-owned
-    tables that are not chunk text (traces, escalations, cache entries). Chunk reads still go
-    through the scope, whose policy also requires audiences."""
-    from django.db import transaction
+def rls_transaction(*, tenant_id: int, audience_ids: Sequence[int] | None = None, all_audiences: bool = False,
+                    using: str = "default") -> Iterator[Any]:
+    """A transaction whose row-level security settings admit one tenant and a set of audiences.
 
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(int(tenant_id))])
+    The one place that sets `app.tenant_id` / `app.audience_ids`. `all_audiences` is for writers
+    and maintenance (ingest replaces internal documents too; a DELETE must also pass the SELECT
+    policies). The settings are transaction-local: on an exception the rollback reverts them,
+    and on the way out they are cleared explicitly so nothing later in the transaction inherits them.
+    """
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        if all_audiences:
+            cursor.execute(
+                "SELECT set_config('app.tenant_id', %(t)s, true), set_config('app.audience_ids',"
+                " (SELECT coalesce(string_agg(id::text, ','), '') FROM tenants_audience WHERE tenant_id = %(tid)s),"
+                " true)",
+                {"t": str(int(tenant_id)), "tid": int(tenant_id)},
+            )
+        else:
+            cursor.execute(
+                "SELECT set_config('app.tenant_id', %s, true), set_config('app.audience_ids', %s, true)",
+                [str(int(tenant_id)), ",".join(str(int(a)) for a in audience_ids or ())],
+            )
         yield cursor
-        cursor.execute("SELECT set_config('app.tenant_id', '', true)")
+        cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
+
+
+def tenant_context(tenant_id: int) -> Any:
+    """One tenant's rows of the tenant-owned tables that are not chunk text (traces,
+    escalations, eval runs). Chunk reads still go through the scope, whose policy also
+    requires audiences."""
+    return rls_transaction(tenant_id=tenant_id)

@@ -21,8 +21,7 @@ which the RLS policies read; the application role cannot bypass them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +29,7 @@ import weakref
 
 import numpy as np
 import psycopg
-from django.db import connections, transaction
+from tenants.rls import rls_transaction
 from psycopg import sql
 
 CHUNK_TABLE = "corpus_chunk"
@@ -156,18 +155,9 @@ class TenantScope:
         return sql.Composed(parts)
 
     # -- running -------------------------------------------------------------------------
-    @contextmanager
-    def rls_context(self) -> Iterator[Any]:
+    def rls_context(self) -> Any:
         """A transaction with the RLS settings of this scope, cleared again on the way out."""
-        connection = connections[self.using]
-        with transaction.atomic(using=self.using), connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('app.tenant_id', %s, true), set_config('app.audience_ids', %s, true)",
-                [str(self.tenant_id), ",".join(str(a) for a in self.audience_ids)],
-            )
-            yield cursor
-            # On an exception the atomic block rolls back, which reverts SET LOCAL as well.
-            cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
+        return rls_transaction(tenant_id=self.tenant_id, audience_ids=self.audience_ids, using=self.using)
 
     def fetch(self, query: ChunkQuery) -> list[dict[str, Any]]:
         statement = self.compose(query).as_string(None)
@@ -283,20 +273,8 @@ class ChunkWriter:
     tenant_id: int
     using: str = "default"
 
-    @contextmanager
-    def rls_context(self) -> Iterator[Any]:
-        connection = connections[self.using]
-        with transaction.atomic(using=self.using), connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('app.tenant_id', %(t)s, true),"
-                " set_config('app.audience_ids',"
-                "   (SELECT coalesce(string_agg(id::text, ','), '') FROM tenants_audience WHERE tenant_id = %(tid)s),"
-                "   true)",
-                {"t": str(self.tenant_id), "tid": self.tenant_id},
-            )
-            yield cursor
-            # On an exception the atomic block rolls back, which reverts SET LOCAL as well.
-            cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
+    def rls_context(self) -> Any:
+        return rls_transaction(tenant_id=self.tenant_id, all_audiences=True, using=self.using)
 
     def insert(self, cursor: Any, rows: Sequence[ChunkRow]) -> None:
         """Insert in one pipelined executemany, vectors in pgvector's binary format.
