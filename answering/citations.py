@@ -61,6 +61,28 @@ def _snippet(candidate: Candidate, limit: int = 280) -> str:
     return body if len(body) <= limit else body[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+def _source(candidate: Candidate, number: int) -> Source:
+    return Source(
+        number=number, chunk_id=candidate.chunk_id, document_id=candidate.document_id,
+        slug=candidate.slug, title=candidate.title, source_type=candidate.source_type,
+        heading_path=candidate.heading_path, page=candidate.page, snippet=_snippet(candidate),
+        effective_date=candidate.effective_date.isoformat() if candidate.effective_date else None,
+    )
+
+
+def context_sources(context: list[Candidate]) -> list[dict[str, Any]]:
+    """What the generator will read, one entry per document, shown before any answer text.
+    Numbers here are provisional; the final answer's markers refer to `finalize`'s sources,
+    matched by chunk_id."""
+    seen: set[int] = set()
+    out = []
+    for candidate in context:
+        if candidate.document_id not in seen:
+            seen.add(candidate.document_id)
+            out.append(_source(candidate, len(out) + 1).as_dict())
+    return out
+
+
 def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
     """Keep cited chunks that were in the context, one source per document, renumber markers."""
     by_id = {c.chunk_id: c for c in context}
@@ -75,12 +97,7 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
             continue
         if candidate.document_id not in number_of_document:
             number_of_document[candidate.document_id] = len(sources) + 1
-            sources.append(Source(
-                number=len(sources) + 1, chunk_id=candidate.chunk_id, document_id=candidate.document_id,
-                slug=candidate.slug, title=candidate.title, source_type=candidate.source_type,
-                heading_path=candidate.heading_path, page=candidate.page, snippet=_snippet(candidate),
-                effective_date=candidate.effective_date.isoformat() if candidate.effective_date else None,
-            ))
+            sources.append(_source(candidate, len(sources) + 1))
         number_of_chunk[chunk_id] = number_of_document[candidate.document_id]
 
     def renumber(match: re.Match[str]) -> str:

@@ -7,15 +7,16 @@ records.abstain, which writes the escalation.
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 
 from answering import records
-from answering.citations import check_claims_by_similarity, finalize
+from answering.citations import check_claims_by_similarity, context_sources, finalize
 from answering.drafts import Draft
 from answering.extractive import extract_answer
 from answering.gate import confidence_gate
@@ -90,7 +91,44 @@ def default_chain() -> ProviderChain | None:
     return ProviderChain.from_settings() if settings.ANSWER_PROVIDERS.strip() else None
 
 
-def answer(
+# What the stream yields: ("sources", [source dicts]) once, before any text; ("token", str) pieces;
+# ("done", AnswerResult). A plain call drains the same generator, so both paths are one pipeline.
+Event = tuple[str, Any]
+
+
+def answer(**kwargs: Any) -> AnswerResult:
+    stages = _run(**kwargs)
+    while True:
+        try:
+            next(stages)
+        except StopIteration as stop:
+            return stop.value
+
+
+def answer_stream(**kwargs: Any) -> Iterator[Event]:
+    """Sources first, then the text, then the result with its trace id.
+
+    The text is released only after the citation check: a token shown before we know it is
+    grounded cannot be taken back (docs/decisions/0012-stream-after-citation-check.md)."""
+    stages = _run(**kwargs)
+    sources_sent = False
+    while True:
+        try:
+            kind, payload = next(stages)
+        except StopIteration as stop:
+            result: AnswerResult = stop.value
+            break
+        if kind == "sources":
+            sources_sent = True
+            yield kind, payload
+    if not sources_sent:
+        yield "sources", []
+    for piece in re.findall(r"\S+\s*", result.text):
+        yield "token", piece
+    yield "done", result
+
+
+def _run(
     *,
     tenant: Tenant,
     audiences: Sequence[str],
@@ -100,7 +138,7 @@ def answer(
     chain: ProviderChain | None = None,
     use_default_chain: bool = True,
     rerank: str | None = None,
-) -> AnswerResult:
+) -> Generator[Event, None, AnswerResult]:
     question = (question or "").strip()
     if not question:
         raise QuestionRejected("the question is empty")
@@ -131,6 +169,7 @@ def answer(
                            query_vector=query_vector, generator=generator)
         lap("cache")
         if hit is not None:
+            yield "sources", hit.sources
             return _serve_cached(tenant, hit, question, rewrite.query, rewrite.method, audiences, turns,
                                  conversation_id, stage_ms)
     result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
@@ -160,6 +199,7 @@ def answer(
 
     if not gate.passed:
         return escalate("weak_retrieval", gate.reason)
+    yield "sources", context_sources(result.candidates[: settings.ANSWER_CONTEXT_CHUNKS])
     try:
         if chain:
             draft = generate_with_model(rewrite.query, result.candidates, chain)
