@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench-ingest pgdocs-eval
+.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench-ingest pgdocs-eval browser-install
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,10 +40,16 @@ run: demo
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m uvicorn config.asgi:application --lifespan off --host $(HOST) --port $(PORT)
 
-test: install
+test: install browser-install
 	@# The real documentation-site tests read Debian's PostgreSQL manual; without it they skip.
 	-@$(MAKE) --no-print-directory pgdocs-install
 	$(PY) -m pytest
+
+# Browser tests use Debian's chromium through Playwright's Python package (never a downloaded browser).
+browser-install:
+	@test -x /usr/bin/chromium || { command -v apt-get >/dev/null && \
+	  (apt-get install -y -q chromium >/dev/null || sudo -n apt-get install -y -q chromium >/dev/null); }
+	@test -x /usr/bin/chromium || { echo "chromium is not installed and could not be installed"; exit 1; }
 
 stop:
 	-$(PY) -m config.embedded_db stop

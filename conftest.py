@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+pytest_plugins = ["config.liveserver"]
+
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_blocker: Any) -> None:

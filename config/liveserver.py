@@ -1,0 +1,109 @@
+"""pytest fixtures: the real ASGI app served by uvicorn on loopback, and headless Chromium.
+
+Why not pytest-django's `live_server`: it needs `transactional_db`, whose teardown flushes
+tables with TRUNCATE, which the app role is deliberately not granted. Here the server is a
+real uvicorn process against the throwaway database; whatever a test wants the server to
+see must be committed (create it inside `django_db_blocker.unblock()`, outside a test
+transaction), exactly as the demo corpus is.
+
+Browser: Debian's chromium (`make test` installs it) driven by Playwright's Python package
+with `executable_path`; Playwright never downloads a browser of its own here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium keeps dialling Google on a closed network.
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup: Any) -> Iterator[str]:
+    """Base URL (no trailing slash) of uvicorn serving config.asgi on 127.0.0.1, in its own process
+    (it inherits the throwaway database's environment, loads the model itself, and is stopped at the end)."""
+    port = _free_port()
+    log = tempfile.NamedTemporaryFile(prefix="adlive-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--lifespan", "off", "--log-level", "warning"],
+        cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "LIVE_SERVER": "1"},
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"uvicorn exited: {Path(log.name).read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"uvicorn did not answer /health: {Path(log.name).read_text()[-2000:]}")
+        time.sleep(0.2)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        os.unlink(log.name)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """A headless Chromium; the test is skipped (said out loud) only when the binary is missing."""
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="adchrome-")
+    with sync_playwright() as p:
+        # Playwright makes its own empty profile per launch; `profile` is only its temp dir.
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                    env={"TMPDIR": profile, "HOME": profile})
+        try:
+            yield browser
+        finally:
+            browser.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    """A fresh browser context (own cookies) and page per test, desktop size."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        yield page
+    finally:
+        context.close()
