@@ -1,0 +1,66 @@
+"""Fixed-window rate limits counted in PostgreSQL: one UPSERT per request.
+
+Why the database and not process memory: uvicorn and gunicorn run several workers, and a
+counter in one worker's memory would let a client multiply its limit by the worker count.
+Why a fixed window: one row and one statement per request; the cost is that a client can
+spend up to twice the limit across a window boundary, which is acceptable for abuse limits
+(docs/decisions/0013).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from django.db import connections
+
+# One request in this many sweeps windows that have ended, so the table stays small without a cron.
+_SWEEP_ONE_IN = 200
+
+_UPSERT = """
+WITH clock AS (
+    SELECT clock_timestamp() AS now,
+           to_timestamp(floor(extract(epoch FROM clock_timestamp()) / %(window)s) * %(window)s) AS start
+)
+INSERT INTO tenants_ratelimit AS r (bucket, window_start, expires_at, hits)
+SELECT %(bucket)s, clock.start, clock.start + make_interval(secs => %(window)s), 1 FROM clock
+ON CONFLICT (bucket, window_start) DO UPDATE SET hits = r.hits + 1
+RETURNING r.hits, ceil(extract(epoch FROM r.expires_at - clock_timestamp()))::integer
+"""
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    allowed: bool
+    retry_after: int  # seconds until the current window ends; 0 when allowed
+    remaining: int = 0
+    limit: int = 0
+
+
+def rate_limit(*, bucket: str, limit: int, window_seconds: int, using: str = "default") -> RateDecision:
+    """Count one request against `bucket` and say whether it is within `limit` per window.
+
+    `bucket` names what is limited ("api-key:ad_1a2b…", "chat-addr:203.0.113.9"); callers
+    prefix it with the kind of limit so two limits never share a counter. A limit of 0 or
+    less means unlimited and touches no row. The counter runs in autocommit (or in the
+    caller's transaction): a rejected request still counts, so hammering does not reset it.
+    """
+    if limit <= 0:
+        return RateDecision(allowed=True, retry_after=0, remaining=0, limit=0)
+    if window_seconds <= 0:
+        raise ValueError("window_seconds must be positive")
+    with connections[using].cursor() as cursor:
+        cursor.execute(_UPSERT, {"bucket": bucket[:200], "window": int(window_seconds)})
+        hits, seconds_left = cursor.fetchone()
+        if random.randrange(_SWEEP_ONE_IN) == 0:
+            cursor.execute("DELETE FROM tenants_ratelimit WHERE expires_at < clock_timestamp()")
+    if hits <= limit:
+        return RateDecision(allowed=True, retry_after=0, remaining=limit - hits, limit=limit)
+    return RateDecision(allowed=False, retry_after=max(1, int(seconds_left)), remaining=0, limit=limit)
+
+
+def rate_limit_sweep(*, using: str = "default") -> int:
+    """Delete counters of windows that have ended; returns how many went."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("DELETE FROM tenants_ratelimit WHERE expires_at < clock_timestamp()")
+        return int(cursor.rowcount)
