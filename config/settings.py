@@ -248,6 +248,16 @@ ANSWER_ABSTAIN_TEXT = env_str(
     "ANSWER_ABSTAIN_TEXT",
     default="I don't know the answer to that from our documentation; a person from our team will follow up.",
 )
+# Hard daily spend cap per tenant in USD (UTC day); past it the extractive answerer answers.
+# A tenant's own tenants_tenant.daily_spend_cap_usd overrides it (answering/spend.py).
+ANSWER_DAILY_SPEND_CAP_USD = env_float("ANSWER_DAILY_SPEND_CAP_USD", default=20.0)
+
+# --- API and rate limits (docs/decisions/0013, 0014) -----------------------------------------
+# Requests per minute; 0 turns a limit off. A key's own rate_limit_per_minute overrides the first.
+API_RATE_LIMIT_PER_KEY = env_int("API_RATE_LIMIT_PER_KEY", default=60)
+API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120)
+# How many reverse proxies of ours append to X-Forwarded-For; 0: the client is REMOTE_ADDR.
+RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0)
 
 LOGGING = {
     "version": 1,

@@ -16,6 +16,8 @@ class Tenant(models.Model):
     name = models.CharField(max_length=200)
     # A PostgreSQL text search configuration name (english, simple, german, ...).
     text_search_config = models.CharField(max_length=63, default="english")
+    # NULL: the ANSWER_DAILY_SPEND_CAP_USD setting (answering/spend.py).
+    daily_spend_cap_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -86,6 +88,8 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Requests per minute; NULL: the API_RATE_LIMIT_PER_KEY setting, 0: unlimited (tenants/apikeys.py).
+    rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         managed = False
