@@ -175,6 +175,9 @@ CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200)
 # Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per
 # chunk (contextual retrieval). Off by default: it needs a generation provider.
 CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
+# Dotted path of the chunker, callable(sections, *, counter, target) -> list[ChunkDraft]. The
+# fixed-window one exists for the evaluation's naive-chunking arm (docs/decisions/0021).
+CORPUS_CHUNKER = env_str("CORPUS_CHUNKER", default="corpus.chunking.chunk_sections")
 # Called after an ingest commits with the chunk ids that stopped being live.
 CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
 
@@ -223,6 +226,9 @@ RERANKERS = {
 # openai, gemini). Empty: the offline extractive answerer answers.
 ANSWER_PROVIDERS = env_str("ANSWER_PROVIDERS", default="")
 ANSWER_PROVIDER_TIMEOUT = env_float("ANSWER_PROVIDER_TIMEOUT", default=30.0)
+# The evaluation judge's own chain, same format; conventionally the generator's providers in
+# reverse order, on models the generator never uses (docs/decisions/0020). Empty: no judge.
+ANSWER_JUDGE_PROVIDERS = env_str("ANSWER_JUDGE_PROVIDERS", default="")
 ANSWER_MAX_RETRY_WAIT = env_float("ANSWER_MAX_RETRY_WAIT", default=5.0)
 ANSWER_MAX_TOKENS = env_int("ANSWER_MAX_TOKENS", default=700)
 # USD per million tokens (input, output), by model name.
@@ -258,6 +264,8 @@ API_RATE_LIMIT_PER_KEY = env_int("API_RATE_LIMIT_PER_KEY", default=60)
 API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120)
 # How many reverse proxies of ours append to X-Forwarded-For; 0: the client is REMOTE_ADDR.
 RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0)
+# Questions per minute per client address on the chat page (answering/web); 0 turns it off.
+CHAT_RATE_LIMIT_PER_ADDRESS = env_int("CHAT_RATE_LIMIT_PER_ADDRESS", default=20)
 
 LOGGING = {
     "version": 1,
