@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from corpus.models import IngestJob
 from tenants.models import Tenant
 
 
@@ -54,7 +55,7 @@ class Escalation(models.Model):
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
-        IN_PROGRESS = "in_progress", "In progress"
+        CLAIMED = "claimed", "Claimed"
         RESOLVED = "resolved", "Resolved"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
@@ -71,6 +72,9 @@ class Escalation(models.Model):
     resolution_note = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # The ingest job that turned the resolution into a ticket document (answering/escalations.py).
+    knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         managed = False

@@ -1,0 +1,143 @@
+"""The escalation queue's writes: claim, resolve, and turn a resolution into a ticket document.
+
+open → claimed → resolved. Each transition is a conditional UPDATE on the current status, so
+two agents clicking at once cannot both win; the loser gets EscalationConflict and a message.
+Every write runs inside the escalation's tenant context (row-level security is forced).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from answering.models import Escalation, Trace
+from corpus.jobs import ingest_job_create
+from corpus.models import IngestJob
+from tenants.models import Audience
+from tenants.rls import tenant_context
+
+# From the widest readership to the narrowest: a resolution is filed for the narrowest
+# audience the asker had, so an agent's note never reaches readers the asker was not among.
+AUDIENCE_ORDER = ("public", "customer", "internal")
+MAX_NOTE_CHARS = 20_000
+
+
+class EscalationConflict(ValueError):
+    """The escalation is not in a state that allows this transition (someone else moved it)."""
+
+
+def ticket_slug(escalation: Escalation) -> str:
+    return f"ESC-{escalation.pk}"
+
+
+def _reload(escalation: Escalation) -> Escalation:
+    return Escalation.objects.select_related("assignee", "tenant").get(pk=escalation.pk)
+
+
+def escalation_claim(*, escalation: Escalation, user: Any) -> Escalation:
+    """Take an open escalation (or re-take your own claim, which is a no-op)."""
+    with tenant_context(escalation.tenant_id):
+        moved = Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id,
+                                          status=Escalation.Status.OPEN).update(
+            status=Escalation.Status.CLAIMED, assignee=user, claimed_at=timezone.now())
+        current = _reload(escalation)
+    if not moved and not (current.status == Escalation.Status.CLAIMED and current.assignee_id == user.pk):
+        holder = f" by {current.assignee}" if current.assignee_id else ""
+        raise EscalationConflict(f"escalation #{current.pk} is already {current.status}{holder}")
+    return current
+
+
+def escalation_resolve(*, escalation: Escalation, user: Any, note: str = "") -> Escalation:
+    """Resolve an open or claimed escalation. Resolving an open one claims it on the way.
+
+    The note may be empty (spam, a duplicate); only a resolution with a note can become a
+    document, because the note is what the next customer will be told."""
+    note = (note or "").strip()
+    if len(note) > MAX_NOTE_CHARS:
+        raise ValueError(f"the note is {len(note)} characters; the limit is {MAX_NOTE_CHARS}")
+    now = timezone.now()
+    # An empty note never overwrites one written earlier (a bulk resolve carries none).
+    written: dict[str, Any] = {"status": Escalation.Status.RESOLVED, "resolved_at": now}
+    if note:
+        written["resolution_note"] = note
+    with tenant_context(escalation.tenant_id):
+        rows = Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id)
+        moved = rows.filter(status=Escalation.Status.OPEN).update(assignee=user, claimed_at=now, **written)
+        if not moved:
+            # A claim by someone else does not block: resolving is the team's job, the claim
+            # only says who is on it. The assignee stays whoever claimed it.
+            moved = rows.filter(status=Escalation.Status.CLAIMED).update(**written)
+        current = _reload(escalation)
+    if not moved:
+        raise EscalationConflict(f"escalation #{current.pk} is already {current.status}")
+    return current
+
+
+def default_audience(*, escalation: Escalation) -> str:
+    """The narrowest audience the asker read with (the trace records their audience slugs)."""
+    with tenant_context(escalation.tenant_id):
+        asked_with = Trace.objects.filter(pk=escalation.trace_id).values_list("audiences", flat=True).first() or []
+    ranked = [slug for slug in AUDIENCE_ORDER if slug in asked_with]
+    return ranked[-1] if ranked else "public"
+
+
+def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
+    history = "\n".join(f"{turn['role']}: {turn['content']}" for turn in escalation.history or [])
+    question = escalation.question if not history else f"{escalation.question}\n\nEarlier in the conversation:\n{history}"
+    return {
+        "id": ticket_slug(escalation),
+        "subject": escalation.question[:200],
+        "question": question,
+        "resolution": escalation.resolution_note,
+        "resolved_at": (escalation.resolved_at or timezone.now()).date().isoformat(),
+        "audience": audience,
+    }
+
+
+def escalation_to_document(*, escalation: Escalation, user: Any, audience: str | None = None) -> IngestJob:
+    """Queue the resolved question and its note as a ticket document through the upload path.
+
+    The same ingest job an upload makes (corpus.jobs), so the agent watches it in the jobs
+    list and the document is chunked, embedded and invalidates the cache like any other.
+    Re-sending replaces the ticket (its slug is the escalation's), never duplicates it.
+    """
+    if escalation.status != Escalation.Status.RESOLVED or not escalation.resolution_note.strip():
+        raise EscalationConflict(f"escalation #{escalation.pk} must be resolved with a note first")
+    audience = audience or default_audience(escalation=escalation)
+    if not Audience.objects.filter(tenant_id=escalation.tenant_id, slug=audience).exists():
+        raise ValueError(f"tenant has no audience {audience!r}")
+    payload = json.dumps([_ticket_entry(escalation, audience)], ensure_ascii=False, indent=2).encode()
+    upload = SimpleUploadedFile(f"ticket-{ticket_slug(escalation)}.json", payload, content_type="application/json")
+    job = ingest_job_create(tenant=escalation.tenant, files=[upload], audience=audience, source_type="ticket",
+                            created_by_id=user.pk)
+    with tenant_context(escalation.tenant_id):
+        Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id).update(knowledge_job=job)
+    escalation.knowledge_job = job
+    return job
+
+
+def escalations_claim(*, escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:
+    """The admin action over a selection: how many were claimed, and why the others were not."""
+    claimed, refused = 0, []
+    for escalation in escalations:
+        try:
+            escalation_claim(escalation=escalation, user=user)
+            claimed += 1
+        except EscalationConflict as exc:
+            refused.append(str(exc))
+    return claimed, refused
+
+
+def escalations_resolve(*, escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:
+    resolved, refused = 0, []
+    for escalation in escalations:
+        try:
+            escalation_resolve(escalation=escalation, user=user)
+            resolved += 1
+        except EscalationConflict as exc:
+            refused.append(str(exc))
+    return resolved, refused

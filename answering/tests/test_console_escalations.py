@@ -1,0 +1,108 @@
+"""The escalation queue's writes: open → claimed → resolved, and a resolution becoming a ticket
+that the pipeline answers from the next time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from answering import escalations
+from answering.models import Escalation
+from answering.pipeline import answer
+from answering.tests.console_data import escalation_make
+from corpus.jobs import ingest_job_run
+from corpus.models import Document, IngestJob
+from tenants.rls import rls_transaction, tenant_context
+
+pytestmark = pytest.mark.django_db
+
+QUESTION = "Can I pay my invoice with a Zorblat gift card?"
+NOTE = ("Yes. Zorblat gift cards are accepted for invoices under 500 euros: enter the gift card code "
+        "on the invoice payment page and the balance is applied at once.")
+
+
+def test_claim_then_resolve_records_who_and_when(acme: Any) -> None:
+    escalation = escalation_make(acme.tenant, "Where is my parcel?")
+    claimed = escalations.escalation_claim(escalation=escalation, user=acme.agent)
+    assert (claimed.status, claimed.assignee_id) == ("claimed", acme.agent.pk)
+    assert claimed.claimed_at is not None and claimed.resolved_at is None
+    resolved = escalations.escalation_resolve(escalation=claimed, user=acme.owner, note="  Sent the tracking link. ")
+    assert resolved.status == "resolved" and resolved.resolution_note == "Sent the tracking link."
+    assert resolved.assignee_id == acme.agent.pk  # the claimant stays the assignee
+    assert resolved.resolved_at >= resolved.claimed_at
+
+
+def test_a_claimed_escalation_cannot_be_claimed_by_someone_else(acme: Any) -> None:
+    escalation = escalation_make(acme.tenant, "Where is my parcel?")
+    escalations.escalation_claim(escalation=escalation, user=acme.agent)
+    with pytest.raises(escalations.EscalationConflict, match="already claimed"):
+        escalations.escalation_claim(escalation=escalation, user=acme.owner)
+    # claiming your own claim again is harmless
+    assert escalations.escalation_claim(escalation=escalation, user=acme.agent).assignee_id == acme.agent.pk
+
+
+def test_resolved_is_final(acme: Any) -> None:
+    escalation = escalation_make(acme.tenant, "Where is my parcel?")
+    resolved = escalations.escalation_resolve(escalation=escalation, user=acme.agent, note="done")
+    assert resolved.assignee_id == acme.agent.pk and resolved.claimed_at is not None  # claimed on the way
+    with pytest.raises(escalations.EscalationConflict):
+        escalations.escalation_claim(escalation=resolved, user=acme.owner)
+    with pytest.raises(escalations.EscalationConflict):
+        escalations.escalation_resolve(escalation=resolved, user=acme.owner, note="again")
+    with tenant_context(acme.tenant.id):
+        assert Escalation.objects.get(pk=escalation.pk).resolution_note == "done"
+
+
+def test_a_bulk_resolve_without_a_note_keeps_an_earlier_note(acme: Any) -> None:
+    escalation = escalation_make(acme.tenant, "Where is my parcel?")
+    escalations.escalation_claim(escalation=escalation, user=acme.agent)
+    with tenant_context(acme.tenant.id):
+        Escalation.objects.filter(pk=escalation.pk).update(resolution_note="draft from the claimant")
+    escalations.escalations_resolve(escalations=[escalation], user=acme.owner)
+    with tenant_context(acme.tenant.id):
+        assert Escalation.objects.get(pk=escalation.pk).resolution_note == "draft from the claimant"
+
+
+def test_only_a_resolution_with_a_note_becomes_a_document(acme: Any) -> None:
+    escalation = escalation_make(acme.tenant, "Where is my parcel?")
+    with pytest.raises(escalations.EscalationConflict, match="resolved with a note"):
+        escalations.escalation_to_document(escalation=escalation, user=acme.agent)
+    resolved = escalations.escalation_resolve(escalation=escalation, user=acme.agent)
+    with pytest.raises(escalations.EscalationConflict):
+        escalations.escalation_to_document(escalation=resolved, user=acme.agent)
+    assert not IngestJob.objects.filter(tenant=acme.tenant).exists()
+
+
+def test_the_ticket_goes_to_the_narrowest_audience_the_asker_had(acme: Any) -> None:
+    public = escalation_make(acme.tenant, "q1", audiences=["public"])
+    customer = escalation_make(acme.tenant, "q2", audiences=["customer", "public"])
+    assert escalations.default_audience(escalation=public) == "public"
+    assert escalations.default_audience(escalation=customer) == "customer"
+
+
+def test_a_resolution_turned_into_a_ticket_answers_the_same_question_next_time(acme: Any, globex: Any) -> None:
+    first = answer(tenant=acme.tenant, audiences=["public"], question=QUESTION, use_default_chain=False)
+    assert first.action == "escalated"
+    with tenant_context(acme.tenant.id):
+        escalation = Escalation.objects.select_related("tenant").get(pk=first.escalation_id)
+    resolved = escalations.escalation_resolve(escalation=escalation, user=acme.agent, note=NOTE)
+    job = escalations.escalation_to_document(escalation=resolved, user=acme.agent)
+    assert (job.tenant_id, job.source_type, job.audience) == (acme.tenant.id, "ticket", "public")
+    with tenant_context(acme.tenant.id):
+        assert Escalation.objects.get(pk=escalation.pk).knowledge_job_id == job.pk
+
+    report = ingest_job_run(job_id=job.pk)  # what the background worker runs for the job
+    assert report["added"] == 1 and not report["failed"]
+    with rls_transaction(tenant_id=acme.tenant.id, all_audiences=True):
+        document = Document.objects.get(tenant=acme.tenant, source_type="ticket")
+    assert document.slug == f"ESC-{escalation.pk}"
+
+    again = answer(tenant=acme.tenant, audiences=["public"], question=QUESTION, use_default_chain=False)
+    assert again.action == "answered", again.text
+    assert [s["slug"] for s in again.sources] == [f"ESC-{escalation.pk}"]
+    assert "Zorblat" in again.text
+
+    # the loop closes for this tenant only
+    elsewhere = answer(tenant=globex.tenant, audiences=["public"], question=QUESTION, use_default_chain=False)
+    assert elsewhere.action == "escalated"
