@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
+
+from answering.web import views
 
 app_name = "chat"
-urlpatterns: list[URLPattern] = []
+urlpatterns: list[URLPattern] = [
+    path("", views.chat_page, name="page"),
+    path("ask", views.chat_ask, name="ask"),
+    path("stream", views.chat_stream, name="stream"),
+    path("feedback", views.chat_feedback, name="feedback"),
+]

@@ -1,0 +1,62 @@
+"""HTML for the chat's streamed fragments: sources, answer text with linked markers, the end of a turn."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from answering.web.tokens import feedback_ticket_issue
+
+_MARKER = re.compile(r"\[(\d+)\]")
+PAGE = "chat/page.html"
+
+
+def source_dom_id(turn_id: str, number: int) -> str:
+    return f"src-{turn_id}-{number}"
+
+
+def answer_html(*, text: str, sources: Sequence[dict[str, Any]], turn_id: str) -> SafeString:
+    """Escape the answer and turn each `[n]` that names a source into a link to it."""
+    by_number = {int(s["number"]): s for s in sources}
+    parts: list[str] = []
+    last = 0
+    for match in _MARKER.finditer(text):
+        parts.append(escape(text[last:match.start()]))
+        source = by_number.get(int(match.group(1)))
+        if source is None:
+            parts.append(escape(match.group(0)))
+        else:
+            dom_id = source_dom_id(turn_id, source["number"])
+            parts.append(format_html('<a class="marker" href="#{}" data-source="{}" aria-label="source {}: {}">[{}]</a>',
+                                     dom_id, dom_id, source["number"], source["title"], source["number"]))
+        last = match.end()
+    parts.append(escape(text[last:]))
+    return mark_safe("".join(parts))
+
+
+def sources_html(*, sources: Sequence[dict[str, Any]], turn_id: str, final: bool) -> str:
+    items = [{**s, "dom_id": source_dom_id(turn_id, s["number"])} for s in sources]
+    return render_to_string(f"{PAGE}#sources", {"sources": items, "final": final, "turn_id": turn_id})
+
+
+def done_html(*, tenant_slug: str, tenant_id: int, turn_id: str, result: Any) -> str:
+    """The end of a turn: the final answer with linked markers and the cited sources (both
+    out-of-band, replacing the streamed text and the provisional sources), feedback, and on
+    an abstention the escalation notice."""
+    sources = list(result.sources)
+    return render_to_string(f"{PAGE}#done", {
+        "tenant_slug": tenant_slug, "turn_id": turn_id, "result": result,
+        "answer": answer_html(text=result.text, sources=sources, turn_id=turn_id),
+        "sources_fragment": mark_safe(sources_html(sources=sources, turn_id=turn_id, final=True)),
+        "source_count": len(sources),
+        "ticket": feedback_ticket_issue(tenant_id=tenant_id, trace_id=result.trace_id) if result.trace_id else "",
+    })
+
+
+def failed_html(*, message: str) -> str:
+    return render_to_string(f"{PAGE}#failed", {"message": message})

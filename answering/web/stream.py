@@ -1,0 +1,70 @@
+"""The answer as server-sent events: `sources` (HTML), `token` (escaped text pieces), `done` (HTML).
+
+Under ASGI Django buffers a synchronous iterator completely before sending it, so the
+response gets an async generator that advances the synchronous pipeline one event at a time
+in the request's thread (`sync_to_async`, thread-sensitive: the database connection and its
+row-level security settings stay on one thread).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+
+from asgiref.sync import sync_to_async
+from django.utils.html import escape
+
+from answering.pipeline import QuestionRejected, answer_stream
+from answering.web import render
+from answering.web.tokens import StreamRequest
+from tenants.models import Tenant
+
+logger = logging.getLogger(__name__)
+_END = object()
+
+
+def sse_event(name: str, data: str) -> bytes:
+    # A newline inside data must start a new `data:` line; the browser joins them with "\n".
+    lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return (f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
+
+
+def chat_events(*, tenant: Tenant, ask: StreamRequest) -> Iterator[bytes]:
+    """Every stream ends with exactly one `done`, also on failure: the page closes the
+    connection on it, and without it the browser's EventSource would reconnect and ask again."""
+    turn_id = ask.turn_id
+    try:
+        for kind, payload in answer_stream(tenant=tenant, audiences=ask.audiences, question=ask.question,
+                                           history=ask.history, conversation_id=ask.conversation_id):
+            if kind == "sources":
+                yield sse_event("sources", render.sources_html(sources=payload, turn_id=turn_id, final=False))
+            elif kind == "token":
+                yield sse_event("token", str(escape(payload)))
+            elif kind == "done":
+                yield sse_event("done", render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id,
+                                                         turn_id=turn_id, result=payload))
+    except QuestionRejected as exc:
+        yield sse_event("done", render.failed_html(message=str(exc)))
+    except Exception:
+        # The status line is long gone; the visitor still needs an ending and we need the traceback.
+        logger.exception("chat stream failed for tenant %s", tenant.slug)
+        yield sse_event("done", render.failed_html(
+            message="Something went wrong while answering. Please try again in a moment."))
+
+
+def failed_events(*, message: str) -> Iterator[bytes]:
+    yield sse_event("done", render.failed_html(message=message))
+
+
+async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
+    step = sync_to_async(next, thread_sensitive=True)
+    try:
+        while True:
+            chunk = await step(events, _END)
+            if chunk is _END:
+                return
+            yield chunk  # type: ignore[misc]
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            await sync_to_async(close, thread_sensitive=True)()

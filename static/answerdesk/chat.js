@@ -1,0 +1,118 @@
+// The chat page's glue: a conversation id made here, the last turns sent with each question,
+// the sources sheet below 1024 px, and markers that open their source. htmx does the rest.
+(function () {
+  "use strict";
+
+  var SHEET_QUERY = "(max-width: 1023.98px)";
+
+  function newConversationId() {
+    if (window.crypto && typeof window.crypto.randomUUID === "function") {
+      return window.crypto.randomUUID();
+    }
+    // randomUUID exists only in secure contexts; plain-http deployments still need an id.
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
+  }
+
+  // Completed turns only: a turn still streaming has no footer yet, a failed one has no answer.
+  function history() {
+    var list = document.getElementById("turns");
+    var limit = parseInt(list.getAttribute("data-history-turns"), 10) || 6;
+    var turns = [];
+    list.querySelectorAll(".turn").forEach(function (turn) {
+      var footer = turn.querySelector(".turn-footer[data-answer-text]");
+      if (!footer) { return; }
+      turns.push({ role: "user", content: turn.getAttribute("data-question") });
+      turns.push({ role: "assistant", content: footer.getAttribute("data-answer-text") });
+    });
+    return turns.slice(-limit);
+  }
+
+  function sheetMode() { return window.matchMedia(SHEET_QUERY).matches; }
+
+  function setSheet(open, returnFocusTo) {
+    var panel = document.getElementById("sources");
+    var toggle = document.getElementById("sources-toggle");
+    panel.classList.toggle("is-open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) {
+      panel.querySelector(".sources-close").focus({ preventScroll: true });
+    } else if (returnFocusTo) {
+      returnFocusTo.focus();
+    }
+  }
+
+  function refreshCount() {
+    var newest = document.querySelector("#source-groups .source-group");
+    var count = newest ? newest.querySelectorAll(".source").length : 0;
+    document.getElementById("source-count").textContent = String(count);
+    document.getElementById("sources-empty").hidden = Boolean(newest);
+  }
+
+  function openSource(marker) {
+    var target = document.getElementById(marker.getAttribute("data-source"));
+    if (!target) { return; }
+    target.open = true;
+    if (sheetMode()) { setSheet(true); }
+    target.scrollIntoView({ block: "nearest" });
+    target.classList.add("is-highlighted");
+    window.setTimeout(function () { target.classList.remove("is-highlighted"); }, 1600);
+    var summary = target.querySelector("summary");
+    if (summary) { summary.focus({ preventScroll: true }); }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var form = document.getElementById("ask");
+    var question = document.getElementById("question");
+    document.getElementById("conversation-id").value = newConversationId();
+
+    form.addEventListener("htmx:configRequest", function (event) {
+      if (event.target !== form) { return; }
+      event.detail.parameters.history = JSON.stringify(history());
+      event.detail.parameters.conversation_id = document.getElementById("conversation-id").value;
+    });
+    form.addEventListener("htmx:afterRequest", function (event) {
+      if (event.target === form && event.detail.xhr && event.detail.xhr.status === 200) {
+        question.value = "";
+        question.focus();
+      }
+    });
+    question.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+
+    document.getElementById("sources-toggle").addEventListener("click", function (event) {
+      setSheet(!document.getElementById("sources").classList.contains("is-open"), event.currentTarget);
+    });
+    document.querySelector("#sources .sources-close").addEventListener("click", function () {
+      setSheet(false, document.getElementById("sources-toggle"));
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && document.getElementById("sources").classList.contains("is-open")) {
+        setSheet(false, document.getElementById("sources-toggle"));
+      }
+    });
+    document.addEventListener("click", function (event) {
+      var marker = event.target.closest && event.target.closest("a.marker");
+      if (!marker) { return; }
+      event.preventDefault();
+      openSource(marker);
+    });
+
+    // The screen reader reads the answer once, complete, rather than word by word.
+    document.body.addEventListener("htmx:sseBeforeMessage", function (event) {
+      if (event.detail && event.detail.type === "done") {
+        var reply = event.target.closest(".reply");
+        var answer = reply && reply.querySelector(".answer");
+        if (answer) { answer.setAttribute("aria-busy", "false"); }
+      }
+    });
+    document.body.addEventListener("htmx:afterSettle", refreshCount);
+    document.body.addEventListener("htmx:sseMessage", refreshCount);
+    document.body.addEventListener("htmx:oobAfterSwap", refreshCount);
+  });
+})();
