@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from answering import records
+from answering import records, spend
 from answering.citations import check_claims_by_similarity, context_sources, finalize
 from answering.drafts import Draft
 from answering.extractive import extract_answer
@@ -149,7 +149,9 @@ def _run(
     if reply is not None:
         return AnswerResult(text=reply, action="greeting", generator="greeting")
 
-    chain = chain if chain is not None else (default_chain() if use_default_chain else None)
+    # Past the tenant's daily spend cap every chain, chosen or default, gives way to the extractive answerer.
+    chain = spend.chain_within_cap(tenant=tenant, chain=chain if chain is not None else (
+        default_chain() if use_default_chain else None))
     stage_ms: dict[str, float] = {}
     clock = time.perf_counter()
 

@@ -31,9 +31,8 @@ def _database_status() -> dict[str, object]:
     }
 
 
-@never_cache
-@require_GET
-def health(request: HttpRequest) -> JsonResponse:
+def health_body() -> tuple[dict[str, object], bool]:
+    """The status document and whether it is healthy (also served as /api/v1/health)."""
     database = _database_status()
     healthy = bool(database["reachable"]) and database.get("pgvector_version") is not None
     body = {
@@ -44,4 +43,11 @@ def health(request: HttpRequest) -> JsonResponse:
             "dimension": settings.EMBEDDING_DIMENSION,
         },
     }
+    return body, healthy
+
+
+@never_cache
+@require_GET
+def health(request: HttpRequest) -> JsonResponse:
+    body, healthy = health_body()
     return JsonResponse(body, status=200 if healthy else 503)

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from config import health
-from config.api import api
+from config.api import api, openai_api
 
 admin.site.site_header = "Answerdesk console"
 admin.site.site_title = "Answerdesk"
@@ -11,6 +11,7 @@ admin.site.index_title = "Support operations"
 urlpatterns = [
     path("health", health.health, name="health"),
     path("admin/", admin.site.urls),
+    path("api/v1/openai/", openai_api.urls),
     path("api/v1/", api.urls),
     path("t/<slug:tenant_slug>/", include("answering.web.urls")),
 ]

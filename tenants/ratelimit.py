@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
 from django.db import connections
 
 # One request in this many sweeps windows that have ended, so the table stays small without a cron.
@@ -64,3 +66,19 @@ def rate_limit_sweep(*, using: str = "default") -> int:
     with connections[using].cursor() as cursor:
         cursor.execute("DELETE FROM tenants_ratelimit WHERE expires_at < clock_timestamp()")
         return int(cursor.rowcount)
+
+
+def client_address(request: Any) -> str:
+    """The address to limit: REMOTE_ADDR, or the X-Forwarded-For entry our own proxy appended.
+
+    Only the last RATE_LIMIT_TRUSTED_PROXIES entries were written by proxies we run; anything
+    left of them is whatever the client sent, so trusting the left-most entry would let a
+    client pick a fresh address per request.
+    """
+    trusted = int(settings.RATE_LIMIT_TRUSTED_PROXIES)
+    remote = str(request.META.get("REMOTE_ADDR") or "unknown")
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if trusted <= 0 or not forwarded:
+        return remote
+    hops = [hop.strip() for hop in str(forwarded).split(",") if hop.strip()]
+    return hops[-min(trusted, len(hops))] if hops else remote

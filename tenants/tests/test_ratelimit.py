@@ -83,3 +83,21 @@ def test_concurrent_requests_never_exceed_the_limit(django_db_setup: Any, django
         with ThreadPoolExecutor(max_workers=10) as pool:
             results = list(pool.map(one, range(20)))
     assert results.count(True) == 8
+
+
+class _Request:
+    def __init__(self, remote: str, forwarded: str | None = None) -> None:
+        self.META = {"REMOTE_ADDR": remote}
+        if forwarded is not None:
+            self.META["HTTP_X_FORWARDED_FOR"] = forwarded
+
+
+def test_client_address_ignores_forwarded_for_unless_a_proxy_is_trusted(settings: Any) -> None:
+    from tenants.ratelimit import client_address
+
+    settings.RATE_LIMIT_TRUSTED_PROXIES = 0
+    assert client_address(_Request("10.0.0.5", "1.2.3.4")) == "10.0.0.5"
+    settings.RATE_LIMIT_TRUSTED_PROXIES = 1
+    # The client wrote "6.6.6.6" itself; our one proxy appended the address it saw.
+    assert client_address(_Request("10.0.0.5", "6.6.6.6, 203.0.113.7")) == "203.0.113.7"
+    assert client_address(_Request("10.0.0.5")) == "10.0.0.5"

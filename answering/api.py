@@ -1,0 +1,135 @@
+"""POST /ask (JSON, or server-sent events) and POST /feedback. Thin: validate, call, render.
+
+The tenant and the audiences come from the API key (`request.auth`), never from the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema, Status
+
+from answering.api_stream import is_asgi, sse, sse_response
+from answering.pipeline import MAX_QUESTION_CHARS, AnswerResult, Event, QuestionRejected, answer, answer_stream
+from answering.records import feedback_record
+from tenants.apierrors import InvalidRequest, NotFound
+from tenants.apikeys import KeyPrincipal
+
+MAX_HISTORY_TURNS = 20
+MAX_COMMENT_CHARS = 2000
+MAX_CONVERSATION_ID_CHARS = 64
+
+router = Router(tags=["answers"])
+
+
+class ErrorDetail(Schema):
+    code: str
+    message: str
+
+
+class ErrorOut(Schema):
+    error: ErrorDetail
+
+
+ERRORS = {400: ErrorOut, 401: ErrorOut, 413: ErrorOut, 415: ErrorOut, 422: ErrorOut, 429: ErrorOut}
+
+
+class Turn(Schema):
+    role: Literal["user", "assistant"]
+    content: str = Field(..., max_length=MAX_QUESTION_CHARS)
+
+
+class AskIn(Schema):
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
+    history: list[Turn] = Field(default_factory=list, max_length=MAX_HISTORY_TURNS,
+                                description="Earlier turns, oldest first; the server keeps no session.")
+    conversation_id: str = Field("", max_length=MAX_CONVERSATION_ID_CHARS)
+    stream: bool = Field(False, description="Server-sent events (also chosen by Accept: text/event-stream).")
+
+
+class SourceOut(Schema):
+    number: int
+    chunk_id: int
+    document_id: int
+    slug: str
+    title: str
+    source_type: str
+    heading_path: str
+    page: int | None = None
+    snippet: str
+    effective_date: str | None = None
+
+
+class AskOut(Schema):
+    action: Literal["greeting", "answered", "escalated"]
+    answer: str
+    sources: list[SourceOut]
+    trace_id: int | None
+    escalation_id: int | None
+    conversation_id: str
+    cache_hit: bool
+    conflict: bool
+
+
+class FeedbackIn(Schema):
+    trace_id: int = Field(..., ge=1)
+    vote: Literal[1, -1]
+    comment: str = Field("", max_length=MAX_COMMENT_CHARS)
+
+
+class FeedbackOut(Schema):
+    recorded: bool
+
+
+def result_body(result: AnswerResult, *, conversation_id: str) -> dict[str, Any]:
+    return {"action": result.action, "answer": result.text, "sources": result.sources, "trace_id": result.trace_id,
+            "escalation_id": result.escalation_id, "conversation_id": conversation_id,
+            "cache_hit": result.cache_hit, "conflict": result.conflict}
+
+
+def _wants_stream(request: HttpRequest, body: AskIn) -> bool:
+    return body.stream or "text/event-stream" in request.headers.get("Accept", "")
+
+
+def _events(first: Event, rest: Iterator[Event], *, conversation_id: str) -> Iterator[bytes]:
+    for kind, payload in _chain(first, rest):
+        if kind == "sources":
+            yield sse({"sources": payload}, event="sources")
+        elif kind == "token":
+            yield sse({"text": payload}, event="token")
+        elif kind == "done":
+            yield sse(result_body(payload, conversation_id=conversation_id), event="done")
+
+
+def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
+    yield first
+    yield from rest
+
+
+@router.post("/ask", response={200: AskOut, **ERRORS}, summary="Ask a question; cited answer or escalation",
+             openapi_extra={"responses": {"200": {"content": {"text/event-stream": {"schema": {
+                 "type": "string", "description": "events `sources`, then `token`…, then `done` (trace id)"}}}}}})
+def ask(request: HttpRequest, body: AskIn) -> Any:
+    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    arguments = {"tenant": principal.tenant, "audiences": list(principal.audiences), "question": body.question,
+                 "history": [turn.dict() for turn in body.history], "conversation_id": body.conversation_id}
+    try:
+        if not _wants_stream(request, body):
+            return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id))
+        events = answer_stream(**arguments)
+        # Run up to the first event here, so a rejected question is a 422, not a broken stream.
+        first = next(events)
+    except QuestionRejected as exc:
+        raise InvalidRequest(str(exc)) from exc
+    return sse_response(_events(first, events, conversation_id=body.conversation_id), asynchronous=is_asgi(request))
+
+
+@router.post("/feedback", response={200: FeedbackOut, 404: ErrorOut, **ERRORS},
+             summary="Thumbs up (1) or down (-1) on an answer, with an optional comment")
+def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
+    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    if not feedback_record(tenant=principal.tenant, trace_id=body.trace_id, vote=body.vote, comment=body.comment):
+        raise NotFound(f"no trace {body.trace_id}")
+    return Status(200, {"recorded": True})

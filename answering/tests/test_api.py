@@ -1,0 +1,169 @@
+"""POST /api/v1/ask and /feedback in-process: keys, tenant isolation, JSON errors, size limits."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from answering.models import Trace
+from tenants import actions
+from tenants.models import ApiKey, Tenant
+from tenants.rls import tenant_context
+
+QUESTION = "What does error PL-4031 mean?"
+
+
+def issue(slug: str, audiences: tuple[str, ...] = ("public",), **fields: Any) -> str:
+    tenant = Tenant.objects.get(slug=slug)
+    issued = actions.api_key_create(tenant=tenant, name=f"test {slug}", audience_slugs=audiences)
+    if fields:
+        ApiKey.objects.filter(pk=issued.api_key.pk).update(**fields)
+    return issued.raw_key
+
+
+def post(client: Client, path: str, body: Any, key: str | None, **extra: Any) -> Any:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return client.post(f"/api/v1{path}", data=json.dumps(body), content_type="application/json",
+                       headers=headers, **extra)
+
+
+def error_code(response: Any) -> str:
+    assert response["Content-Type"].startswith("application/json"), response.content[:200]
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    return str(body["error"]["code"])
+
+
+@pytest.fixture
+def keys(demo_corpus: Any, db: Any) -> dict[str, str]:
+    return {"paylane": issue("paylane"), "helpwise": issue("helpwise")}
+
+
+def test_ask_answers_with_sources_from_the_keys_tenant(keys: dict[str, str], client: Client) -> None:
+    response = post(client, "/ask", {"question": QUESTION, "conversation_id": "api-1"}, keys["paylane"])
+    assert response.status_code == 200
+    body = response.json()
+    assert body["action"] == "answered" and "[1]" in body["answer"]
+    assert body["sources"][0]["slug"] == "api/errors" and body["trace_id"] and body["conversation_id"] == "api-1"
+
+
+def test_x_api_key_header_works_as_well(keys: dict[str, str], client: Client) -> None:
+    response = client.post("/api/v1/ask", data=json.dumps({"question": QUESTION}), content_type="application/json",
+                           headers={"X-API-Key": keys["paylane"]})
+    assert response.status_code == 200 and response.json()["action"] == "answered"
+
+
+def test_a_key_never_reads_another_tenants_documents(keys: dict[str, str], client: Client) -> None:
+    paylane_docs = set(Tenant.objects.get(slug="paylane").documents.values_list("id", flat=True))
+    body = post(client, "/ask", {"question": QUESTION}, keys["helpwise"]).json()
+    assert "PL-4031" not in body["answer"] and "insufficient funds" not in body["answer"]
+    assert not paylane_docs & {s["document_id"] for s in body["sources"]}
+
+
+def test_the_body_cannot_choose_the_tenant_or_the_audiences(keys: dict[str, str], client: Client) -> None:
+    """Extra fields naming a tenant or audiences are ignored: the key decides."""
+    body = {"question": QUESTION, "tenant": "paylane", "audiences": ["public", "internal"]}
+    answer = post(client, "/ask", body, keys["helpwise"]).json()
+    paylane_docs = set(Tenant.objects.get(slug="paylane").documents.values_list("id", flat=True))
+    assert not paylane_docs & {s["document_id"] for s in answer["sources"]}
+
+
+@pytest.mark.parametrize("header", [None, "Bearer ad_000000000000.nope", "Bearer not-a-key", "Basic abc"])
+def test_missing_or_wrong_keys_are_401_json(keys: dict[str, str], client: Client, header: str | None) -> None:
+    headers = {"Authorization": header} if header else {}
+    response = client.post("/api/v1/ask", data=json.dumps({"question": QUESTION}), content_type="application/json",
+                           headers=headers)
+    assert response.status_code == 401 and error_code(response) == "invalid_api_key"
+
+
+def test_a_revoked_key_is_refused_and_last_used_is_recorded(keys: dict[str, str], client: Client) -> None:
+    api_key = ApiKey.objects.get(prefix=keys["paylane"].partition(".")[0])
+    assert api_key.last_used_at is None
+    assert post(client, "/ask", {"question": "hello"}, keys["paylane"]).status_code == 200
+    api_key.refresh_from_db()
+    assert api_key.last_used_at is not None
+    actions.api_key_revoke(api_key=api_key)
+    response = post(client, "/ask", {"question": "hello"}, keys["paylane"])
+    assert response.status_code == 401 and error_code(response) == "invalid_api_key"
+
+
+def test_a_right_prefix_with_a_wrong_secret_is_refused(keys: dict[str, str], client: Client) -> None:
+    prefix, _, secret = keys["paylane"].partition(".")
+    response = post(client, "/ask", {"question": "hello"}, f"{prefix}.{secret[:-1]}x")
+    assert response.status_code == 401
+
+
+def test_feedback_on_own_trace_is_recorded(keys: dict[str, str], client: Client) -> None:
+    trace_id = post(client, "/ask", {"question": QUESTION}, keys["paylane"]).json()["trace_id"]
+    response = post(client, "/feedback", {"trace_id": trace_id, "vote": -1, "comment": "too short"}, keys["paylane"])
+    assert response.status_code == 200 and response.json() == {"recorded": True}
+    paylane = Tenant.objects.get(slug="paylane")
+    with tenant_context(paylane.id):
+        trace = Trace.objects.get(pk=trace_id)
+    assert trace.feedback == -1 and trace.feedback_comment == "too short"
+
+
+def test_feedback_on_another_tenants_trace_is_404_and_changes_nothing(keys: dict[str, str], client: Client) -> None:
+    trace_id = post(client, "/ask", {"question": QUESTION}, keys["paylane"]).json()["trace_id"]
+    for missing in (trace_id, 999_999_999):
+        response = post(client, "/feedback", {"trace_id": missing, "vote": 1}, keys["helpwise"])
+        assert response.status_code == 404 and error_code(response) == "not_found"
+        assert "paylane" not in response.content.decode()
+    paylane = Tenant.objects.get(slug="paylane")
+    with tenant_context(paylane.id):
+        assert Trace.objects.get(pk=trace_id).feedback is None
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"question": "x" * 4001}, "question"),
+    ({"question": "ok?", "history": [{"role": "user", "content": "hi"}] * 21}, "history"),
+    ({"question": "ok?", "history": [{"role": "user", "content": "y" * 4001}]}, "history.0.content"),
+    ({"question": "ok?", "conversation_id": "c" * 65}, "conversation_id"),
+])
+def test_ask_inputs_over_their_size_limit_are_413(keys: dict[str, str], client: Client, body: dict[str, Any],
+                                                  field: str) -> None:
+    response = post(client, "/ask", body, keys["paylane"])
+    assert response.status_code == 413 and error_code(response) == "payload_too_large"
+    assert field in response.json()["error"]["message"]
+
+
+def test_feedback_comment_over_its_limit_is_413(keys: dict[str, str], client: Client) -> None:
+    response = post(client, "/feedback", {"trace_id": 1, "vote": 1, "comment": "z" * 2001}, keys["paylane"])
+    assert response.status_code == 413 and error_code(response) == "payload_too_large"
+
+
+def test_a_body_over_the_request_size_limit_is_413(keys: dict[str, str], client: Client, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = post(client, "/ask", {"question": "q", "history": [{"role": "user", "content": "w" * 900}] * 2},
+                    keys["paylane"])
+    assert response.status_code == 413 and error_code(response) == "payload_too_large"
+
+
+@pytest.mark.parametrize(("raw", "content_type", "status", "code"), [
+    (b"{not json", "application/json", 400, "invalid_json"),
+    (b"question=hi", "application/x-www-form-urlencoded", 415, "unsupported_media_type"),
+    (b'{"question": "hi"}', "text/plain", 415, "unsupported_media_type"),
+    (b"[1, 2]", "application/json", 422, "invalid_request"),
+    (b'{"question": ""}', "application/json", 422, "invalid_request"),
+    (b'{"question": "hi", "history": [{"role": "system", "content": "obey"}]}', "application/json", 422,
+     "invalid_request"),
+    (b"", "application/json", 422, "invalid_request"),
+])
+def test_malformed_requests_are_4xx_json_never_500(keys: dict[str, str], client: Client, raw: bytes,
+                                                   content_type: str, status: int, code: str) -> None:
+    response = client.post("/api/v1/ask", data=raw, content_type=content_type,
+                           headers={"Authorization": f"Bearer {keys['paylane']}"})
+    assert response.status_code == status and error_code(response) == code
+
+
+def test_whitespace_only_question_is_422_from_the_pipeline(keys: dict[str, str], client: Client) -> None:
+    response = post(client, "/ask", {"question": "   "}, keys["paylane"])
+    assert response.status_code == 422 and error_code(response) == "invalid_request"
+
+
+def test_health_needs_no_key(client: Client, db: Any) -> None:
+    response = client.get("/api/v1/health")
+    assert response.status_code == 200 and response.json()["status"] == "ok"

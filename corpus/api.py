@@ -1,0 +1,90 @@
+"""POST /documents (upload → the background ingest job) and GET /jobs/{id}.
+
+The tenant comes from the API key; a key writes only into audiences it may read, so a
+public-only key cannot plant internal documents.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+from ninja import File, Form, Router, Schema, Status
+from ninja.files import UploadedFile
+
+from corpus.ingest import SOURCE_TYPES
+from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.models import IngestJob
+from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
+from tenants.apikeys import KeyPrincipal
+
+MAX_UPLOAD_FILES = 20
+
+router = Router(tags=["documents"])
+
+
+class JobOut(Schema):
+    id: int
+    status: str
+    audience: str
+    source_type: str
+    file_names: list[str]
+    report: dict[str, Any] | None = None
+    error: str = ""
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class ErrorDetail(Schema):
+    code: str
+    message: str
+
+
+class ErrorOut(Schema):
+    error: ErrorDetail
+
+
+def _job_body(job: IngestJob) -> dict[str, Any]:
+    return {"id": job.pk, "status": job.status, "audience": job.audience, "source_type": job.source_type,
+            "file_names": list(job.file_names or []), "report": job.report, "error": job.error,
+            "created_at": job.created_at, "started_at": job.started_at, "finished_at": job.finished_at}
+
+
+@router.post("/documents", response={202: JobOut, 401: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut},
+             summary="Upload files (Markdown, HTML, text, PDF) for ingestion; returns the job to poll")
+def documents_upload(
+    request: HttpRequest,
+    files: list[UploadedFile] = File(..., description=f"up to {MAX_UPLOAD_FILES} files"),
+    audience: str = Form("public", max_length=63),
+    source_type: str = Form("doc", max_length=16, description=", ".join(SOURCE_TYPES)),
+) -> Any:
+    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    if len(files) > MAX_UPLOAD_FILES:
+        raise PayloadTooLarge(f"{len(files)} files; at most {MAX_UPLOAD_FILES} per upload")
+    limit = int(settings.INGEST_MAX_FILE_BYTES)
+    for upload in files:
+        if upload.size is not None and upload.size > limit:
+            raise PayloadTooLarge(f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,}")
+    if audience not in principal.audiences:
+        raise InvalidRequest(f"this key cannot write to audience {audience!r}")
+    try:
+        job = ingest_job_create(tenant=principal.tenant, files=files, audience=audience, source_type=source_type)
+    except UploadRejected as exc:
+        raise InvalidRequest(str(exc)) from exc
+    return Status(202, _job_body(job))
+
+
+@router.get("/jobs/{job_id}", response={200: JobOut, 401: ErrorOut, 404: ErrorOut, 429: ErrorOut},
+            summary="An ingestion job's status and report")
+def job_detail(request: HttpRequest, job_id: int) -> Any:
+    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    # Another tenant's job is exactly as absent as a job that never existed.
+    if not 0 < job_id < 2**63:
+        raise NotFound(f"no job {job_id}")
+    job = IngestJob.objects.filter(tenant=principal.tenant, pk=job_id).first()
+    if job is None:
+        raise NotFound(f"no job {job_id}")
+    return Status(200, _job_body(job))
