@@ -38,17 +38,6 @@ class KeyPrincipal:
         return self.api_key.prefix
 
 
-def raw_key_from_headers(*, authorization: str | None, x_api_key: str | None) -> str | None:
-    """`Authorization: Bearer <key>` first, then `X-API-Key: <key>`."""
-    if authorization:
-        scheme, _, value = authorization.strip().partition(" ")
-        if scheme.lower() == "bearer" and value.strip():
-            return value.strip()
-    if x_api_key and x_api_key.strip():
-        return x_api_key.strip()
-    return None
-
-
 def api_key_authenticate(*, raw_key: str) -> KeyPrincipal | None:
     """The key's principal, or None for an unknown, malformed or revoked key (one answer for all)."""
     if not raw_key or len(raw_key) > MAX_KEY_CHARS:
