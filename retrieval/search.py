@@ -19,7 +19,9 @@ from psycopg import sql
 
 from corpus.embedding import get_encoder
 from retrieval.fusion import Fused, reciprocal_rank_fusion
-from retrieval.legs import Bm25Stats, QueryTerms, bm25_stats, keyword_leg, query_terms, vector_leg, vector_text
+from retrieval.legs import (
+    Bm25Stats, QueryTerms, bm25_stats, keyword_leg, only_terms_sql, query_terms, vector_leg, vector_text,
+)
 from retrieval.rerankers import get_reranker
 from retrieval.typos import Correction, correct_terms
 from tenants.scope import ChunkQuery, TenantScope
@@ -183,7 +185,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
         select=sql.SQL(
             "c.id, c.document_id, c.heading_path, c.content, c.page, c.contested, d.slug, d.title, d.source_type,"
             " d.version, d.effective_date, 1 - (c.embedding <=> %(v)s::vector) AS similarity,"
-            " ARRAY(SELECT u.lexeme FROM unnest(c.tsv) AS u WHERE u.lexeme = ANY(%(terms)s)) AS matched"
+            " tsvector_to_array(" + only_terms_sql() + ") AS matched"
         ),
         where=sql.SQL("c.id = ANY(%(ids)s)"),
         params={"v": vector_text(query_vector), "terms": list(terms.all), "ids": [f.chunk_id for f in fused]},
