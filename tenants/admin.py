@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 
 from tenants import actions
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
@@ -24,6 +24,17 @@ class TenantScopedAdmin(admin.ModelAdmin):
         if request.user.is_superuser:
             return queryset
         return queryset.filter(**{f"{self.tenant_field}__in": staff_tenant_ids(request.user)})
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        # A plain related filter lists every tenant in the database; offer only the tenants
+        # the visible rows belong to, so the filter is no directory of other customers.
+        return [(f, admin.RelatedOnlyFieldListFilter) if f == self.tenant_field else f
+                for f in super().get_list_filter(request)]
+
+    def _get_obj_does_not_exist_redirect(self, request: HttpRequest, opts: Any, object_id: str) -> Any:
+        # Another tenant's row (change, history, delete URLs) is a plain 404, the same as a
+        # row that never existed: no redirect with a message that confirms the id.
+        raise Http404
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if not request.user.is_superuser:
