@@ -1,17 +1,44 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 from django.utils.html import format_html
+from psycopg import sql
 
 from corpus.ingest import SOURCE_TYPES
 from corpus.jobs import UploadRejected, ingest_job_create
 from corpus.models import Document, IngestJob
 from tenants.admin import TenantScopedAdmin
+from tenants.models import Audience, MembershipAudience
+from tenants.scope import ChunkQuery, TenantScope
+
+
+def reader_audience_ids(*, user: Any, tenant_id: int) -> tuple[int, ...]:
+    """Audiences whose chunk text a staff user may read: their membership's, or all for a superuser.
+
+    Document metadata is visible to every member (the staff RLS setting); chunk text is not:
+    an agent without the internal audience sees an internal document's title, never its text."""
+    if user.is_superuser:
+        return tuple(Audience.objects.filter(tenant_id=tenant_id).values_list("id", flat=True))
+    return tuple(MembershipAudience.objects.filter(tenant_id=tenant_id, membership__user=user)
+                 .values_list("audience_id", flat=True))
+
+
+def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[dict[str, Any]]:
+    """A document's chunks in order, read through the tenant scope (archived ones too)."""
+    if document.audience_id not in audience_ids:
+        return []
+    scope = TenantScope(tenant_id=document.tenant_id, audience_ids=tuple(sorted(audience_ids)), include_archived=True)
+    return scope.fetch(ChunkQuery(
+        select=sql.SQL("c.id, c.ordinal, c.heading_path, c.content, c.page, c.token_count, c.contested"),
+        where=sql.SQL("c.document_id = %(document)s"), order_by=sql.SQL("c.ordinal"),
+        params={"document": document.pk},
+    ))
 
 
 @admin.register(Document)
@@ -25,8 +52,20 @@ class DocumentAdmin(TenantScopedAdmin):
     readonly_fields = [f.name for f in Document._meta.fields]
     list_select_related = ["tenant", "audience"]
 
+    change_form_template = "admin/corpus/document/change_form.html"
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # documents arrive through ingest, which keeps chunks and hashes consistent
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> Any:
+        document = self.get_object(request, object_id)
+        context = dict(extra_context or {})
+        if document is not None:
+            audiences = reader_audience_ids(user=request.user, tenant_id=document.tenant_id)
+            context["chunks_visible"] = document.audience_id in audiences
+            context["chunks"] = document_chunks(document=document, audience_ids=audiences)
+        return super().change_view(request, object_id, form_url, context)
 
     def has_delete_permission(self, request: HttpRequest, obj: Document | None = None) -> bool:
         return False  # archive through ingest --prune or supersession; deleting loses history
