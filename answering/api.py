@@ -108,9 +108,15 @@ def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
     yield from rest
 
 
+_ASK_200 = {"description": "The answer, as JSON or as server-sent events", "content": {
+    "application/json": {"schema": {"$ref": "#/components/schemas/AskOut"}},
+    "text/event-stream": {"schema": {"type": "string",
+                                     "description": "events `sources`, then `token`…, then `done` (trace id)"}},
+}}
+
+
 @router.post("/ask", response={200: AskOut, **ERRORS}, summary="Ask a question; cited answer or escalation",
-             openapi_extra={"responses": {"200": {"content": {"text/event-stream": {"schema": {
-                 "type": "string", "description": "events `sources`, then `token`…, then `done` (trace id)"}}}}}})
+             openapi_extra={"responses": {"200": _ASK_200}})
 def ask(request: HttpRequest, body: AskIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     arguments = {"tenant": principal.tenant, "audiences": list(principal.audiences), "question": body.question,
