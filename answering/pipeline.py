@@ -26,6 +26,7 @@ from answering.providers.chain import AllProvidersFailed, ProviderChain
 from answering.rewriting import rewrite_query
 from cachelayer import service as cache
 from corpus.embedding import get_encoder
+from retrieval.querytext import clean_query
 from retrieval.search import search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -59,7 +60,7 @@ def _clean_history(history: Sequence[dict[str, str]] | None) -> list[dict[str, s
         role, content = str(turn.get("role", "")), str(turn.get("content", ""))
         if role not in ("user", "assistant"):
             raise QuestionRejected(f"history role {role!r} is not user or assistant")
-        turns.append({"role": role, "content": content[:MAX_QUESTION_CHARS]})
+        turns.append({"role": role, "content": clean_query(content)[:MAX_QUESTION_CHARS]})
     return turns[-settings.ANSWER_HISTORY_TURNS:]
 
 
@@ -139,7 +140,7 @@ def _run(
     use_default_chain: bool = True,
     rerank: str | None = None,
 ) -> Generator[Event, None, AnswerResult]:
-    question = (question or "").strip()
+    question = clean_query(question or "").strip()
     if not question:
         raise QuestionRejected("the question is empty")
     if len(question) > MAX_QUESTION_CHARS:

@@ -20,6 +20,7 @@ from psycopg import sql
 
 from corpus.embedding import vector_literal as vector_text
 from corpus.terms import exact_terms
+from retrieval.querytext import clean_query
 from tenants.scope import ChunkQuery, TenantScope
 
 
@@ -42,6 +43,7 @@ class QueryTerms:
 def query_terms(text: str, *, ts_config: str) -> QueryTerms:
     """Lexemes exactly as ingest produced them: the same parser, stemmer and stop words."""
     # No tenant data is read here: to_tsvector over the question only.
+    text = clean_query(text)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) AS u ORDER BY u.positions[1]",
