@@ -31,6 +31,8 @@ from tenants.models import Audience, Tenant
 
 SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
 INDEX_LAYOUT = "exact-terms-1"
+# The live chunker adds nothing to the fingerprint, so existing indexes stay unchanged.
+DEFAULT_CHUNKER = "corpus.chunking.chunk_sections"
 
 
 @dataclass
@@ -158,7 +160,9 @@ def ingest_paths(
         target = settings.CHUNK_TARGET_TOKENS
         contextualize = _contextualizer()
         # Everything that changes what gets stored for the same input: a change re-ingests.
-        config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}"
+        chunker = import_string(settings.CORPUS_CHUNKER)
+        chunker_key = "" if settings.CORPUS_CHUNKER == DEFAULT_CHUNKER else f"|{settings.CORPUS_CHUNKER}"
+        config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}{chunker_key}"
         parsed_docs: list[ParsedDocument] = []
         for result in parse_all(files, source_type=source_type):
             if isinstance(result, ParseFailure):
@@ -170,7 +174,7 @@ def ingest_paths(
             else:
                 parsed_docs.append(result)
 
-        pending = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report)
+        pending = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report, chunker)
         if contextualize is not None:
             for item in pending:
                 item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts])
@@ -184,7 +188,8 @@ def ingest_paths(
 
 
 def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
-          config_key: str, encoder: Encoder, target: int, report: IngestReport) -> list[_Pending]:
+          config_key: str, encoder: Encoder, target: int, report: IngestReport,
+          chunker: Callable[..., list[ChunkDraft]] = chunk_sections) -> list[_Pending]:
     pending: list[_Pending] = []
     by_type: dict[str, list[ParsedDocument]] = defaultdict(list)
     for parsed in parsed_docs:
@@ -205,7 +210,7 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
             ):
                 report.unchanged += 1
                 continue
-            drafts = chunk_sections(parsed.sections, counter=encoder, target=target)
+            drafts = chunker(parsed.sections, counter=encoder, target=target)
             if not drafts:
                 report.failed.append((parsed.source_path, "no text to index"))
                 continue

@@ -1,23 +1,58 @@
-"""Experiment arms: the same pipeline, one knob each, as settings overrides.
+"""Experiment arms: the same pipeline, one knob each.
 
-`hybrid` is the live configuration. Every arm runs the full answer pipeline, so retrieval and
-answer metrics are measured together; the cache is off during evaluation.
+`hybrid` is the live configuration. Most arms are query-time settings overrides and run the
+full answer pipeline, so retrieval and answer metrics are measured together; the cache is off
+during evaluation. Arms that change what is indexed (chunking, contextual blurbs) are built
+into a shadow tenant of their own (evaluation.shadow), so the live index is never touched.
+An arm that needs a model provider and has none is reported as skipped with the reason,
+never run as something else under its name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-ARMS: dict[str, dict[str, Any]] = {
-    "hybrid": {},
-    "vector": {"RETRIEVAL_MODE": "vector"},
-    "keyword": {"RETRIEVAL_MODE": "keyword"},
-    "keyword_ts_rank_cd": {"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"},
-    "hybrid_ts_rank_cd": {"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"},
-    "hybrid_no_rerank": {"RETRIEVAL_RERANK_MODE": "off"},
-    "hybrid_rerank_conditional": {"RETRIEVAL_RERANK_MODE": "conditional"},
-    "hybrid_no_typo_correction": {"RETRIEVAL_TYPO_CORRECTION": False},
-    "hybrid_no_diversity": {"RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT": 0},
-    "hybrid_unfiltered": {"RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0},
+from django.conf import settings
+
+
+@dataclass(frozen=True)
+class Arm:
+    settings: Mapping[str, Any] = field(default_factory=dict)  # query-time overrides
+    index_name: str = ""  # shadow tenant `<slug>--<index_name>`, built with index_settings
+    index_settings: Mapping[str, Any] = field(default_factory=dict)
+    retrieval: str = "pipeline"  # pipeline | multi_query (retrieval-only: no answer metrics)
+    needs_provider: bool = False
+    note: str = ""
+
+
+ARMS: dict[str, Arm] = {
+    "hybrid": Arm(),
+    "vector": Arm({"RETRIEVAL_MODE": "vector"}),
+    "keyword": Arm({"RETRIEVAL_MODE": "keyword"}),
+    "keyword_ts_rank_cd": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
+    "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
+    "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
+    "hybrid_rerank_conditional": Arm({"RETRIEVAL_RERANK_MODE": "conditional"}),
+    "hybrid_no_typo_correction": Arm({"RETRIEVAL_TYPO_CORRECTION": False}),
+    "hybrid_no_diversity": Arm({"RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT": 0}),
+    "hybrid_unfiltered": Arm({"RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0}),
+    "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
+                          note="fixed windows of the same token budget, headings ignored"),
+    "contextual_title": Arm(index_name="ctx-title",
+                            index_settings={"CORPUS_CONTEXTUALIZER": "corpus.contextual.title_and_summary"},
+                            note="provider-free blurb: document title and opening sentence"),
+    "contextual_llm": Arm(index_name="ctx-llm",
+                          index_settings={"CORPUS_CONTEXTUALIZER": "answering.contextualize.contextualize"},
+                          needs_provider=True, note="model-written blurb per chunk"),
+    "multi_query": Arm(retrieval="multi_query", needs_provider=True,
+                       note="retrieval only: the model rephrases the question, rankings fused"),
 }
 DEFAULT_ARMS = ("hybrid", "vector", "keyword", "keyword_ts_rank_cd", "hybrid_no_rerank")
+
+
+def skip_reason(arm: Arm) -> str | None:
+    if arm.needs_provider and not settings.ANSWER_PROVIDERS.strip():
+        return "skipped: needs a model provider (ANSWER_PROVIDERS) and none is configured"
+    return None

@@ -33,7 +33,9 @@ def recall_chart(report: dict[str, Any], *, width: int = 560, height: int = 260)
     for i, k in enumerate(ks):
         parts.append(format_html('<text x="{}" y="{}" font-size="11" text-anchor="middle">@{}</text>',
                                  x(i), height - 12, k))
-    for n, (arm, data) in enumerate(report["arms"].items()):
+    # A skipped arm has no line: drawn at zero it would read as a measured zero.
+    drawn = [(arm, data) for arm, data in report["arms"].items() if not data.get("skipped")]
+    for n, (arm, data) in enumerate(drawn):
         color = PALETTE[n % len(PALETTE)]
         for key, dash in (("recall", ""), ("page_recall", "4 3")):
             points = " ".join(f"{x(i):.1f},{y(float(data['metrics'].get(f'{key}@{k}') or 0)):.1f}"
@@ -44,7 +46,7 @@ def recall_chart(report: dict[str, Any], *, width: int = 560, height: int = 260)
                                  '<text x="{}" y="{}" font-size="11">{}</text>',
                                  left + plot_w + 12, top + 16 * n, color, left + plot_w + 26, top + 16 * n + 9, arm))
     parts.append(format_html('<text x="{}" y="{}" font-size="10" fill="#6b7280">solid: heading · dashed: page</text>',
-                             left + plot_w + 12, top + 16 * len(report["arms"]) + 12))
+                             left + plot_w + 12, top + 16 * len(drawn) + 12))
     parts.append(mark_safe("</svg>"))
     return mark_safe("".join(parts))
 
@@ -52,7 +54,8 @@ def recall_chart(report: dict[str, Any], *, width: int = 560, height: int = 260)
 def comparison_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     arms = report["arms"]
     base = arms.get("hybrid", next(iter(arms.values())))["metrics"]
-    keys = [k for k in base if not k.startswith("stage_") and k != "cases"]
+    keys = list(dict.fromkeys(k for data in arms.values() for k in data["metrics"]
+                              if not k.startswith("stage_") and k != "cases"))
     rows = []
     for key in keys:
         cells = []

@@ -8,7 +8,7 @@ candidates the pipeline retrieved; answer metrics read what it said.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,10 +17,14 @@ from tqdm import tqdm
 
 from answering.greetings import match_greeting
 from answering.pipeline import answer
-from evaluation.arms import ARMS
+from answering.pipeline import default_chain
+from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
+from evaluation.judge import Judge, judge_case, judge_from_settings, judge_metrics
 from evaluation.locators import ChunkInfo, matches, resolve, tenant_chunks
 from evaluation.metrics import first_hit_rank, mean, ndcg_at, percentile, precision_recall, recall_at, reciprocal_rank
+from evaluation.multiquery import multi_query_retrieve
+from evaluation.shadow import shadow_build
 from retrieval.search import search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -34,6 +38,7 @@ class ArmReport:
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     cases: list[dict[str, Any]] = field(default_factory=list)
     hard_failures: list[str] = field(default_factory=list)
+    judge_note: str = ""
 
 
 def _contains(text: str, needle: str) -> bool:
@@ -56,16 +61,21 @@ def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, Chun
 
 
 def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = (1, 3, 5, 10),
-            progress: bool = False, chunks: dict[int, ChunkInfo] | None = None) -> tuple[ArmReport, list[str]]:
+            progress: bool = False, chunks: dict[int, ChunkInfo] | None = None,
+            judge: Judge | None = None) -> tuple[ArmReport, list[str]]:
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; known: {', '.join(ARMS)}")
+    spec = ARMS[arm]
+    chain = default_chain() if spec.retrieval == "multi_query" else None
+    if spec.retrieval == "multi_query" and chain is None:
+        raise ValueError(f"arm {arm} needs a model provider to rephrase with, and none is configured")
     chunks = chunks if chunks is not None else tenant_chunks(tenant)
     relevant, errors = resolve(golden, chunks)
     archived_docs = {(i.source_type, i.slug) for i in chunks.values() if i.archived}
     report = ArmReport(arm=arm)
     latencies: list[float] = []
     stages: dict[str, list[float]] = {}
-    with override_settings(CACHE_ENABLED=False, **ARMS[arm]):
+    with override_settings(CACHE_ENABLED=False, **spec.settings):
         for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
             if case.type == "greeting":
                 hit = match_greeting(case.question) is not None
@@ -76,6 +86,13 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
                 report.cases.append(outcome)
                 if not outcome["passed"]:
                     report.hard_failures.append(f"{case.id}: {case.type} retrieved {outcome['leaked']}")
+                continue
+            if chain is not None:
+                started = time.perf_counter()
+                retrieved = multi_query_retrieve(tenant=tenant, audience=golden.audience, question=case.question,
+                                                 history=case.history, chain=chain)
+                latencies.append((time.perf_counter() - started) * 1000)
+                report.cases.append(_retrieval_row(case, retrieved, relevant, chunks))
                 continue
             started = time.perf_counter()
             result = answer(tenant=tenant, audiences=[golden.audience], question=case.question,
@@ -103,6 +120,9 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
                 "stale_cited": sorted(f"{t}:{s}" for t, s in cited_docs & archived_docs),
                 "trace_id": result.trace_id,
             }
+            if judge is not None and answered:
+                row["judge"] = judge_case(judge=judge, tenant=tenant, question=case.question, answer=result.text,
+                                          sources=result.sources)
             report.cases.append(row)
             if case.type == "must_abstain" and answered:
                 report.hard_failures.append(f"{case.id}: must-abstain case was answered")
@@ -113,7 +133,23 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
             if result.action == "greeting":
                 report.hard_failures.append(f"{case.id}: intercepted as a greeting")
     report.metrics = summarise(report.cases, ks, latencies, stages)
+    judged, report.judge_note = judge_metrics(report.cases, configured=judge is not None)
+    report.metrics.update(judged)
     return report, errors
+
+
+def _retrieval_row(case: Case, retrieved: list[dict[str, Any]], relevant: dict[str, set[int]],
+                   chunks: dict[int, ChunkInfo]) -> dict[str, Any]:
+    """A retrieval-only outcome: ranks and what came back, no action (answer metrics skip it)."""
+    ranked = [c["chunk_id"] for c in retrieved]
+    page_ids = {cid for cid, info in chunks.items() if any(matches(l, info, page_level=True) for l in case.expected)}
+    return {
+        "id": case.id, "type": case.type,
+        "hit_rank": first_hit_rank(ranked, relevant.get(case.id, set())) if case.expected else None,
+        "page_hit_rank": first_hit_rank(ranked, page_ids) if case.expected else None,
+        "retrieved": [f"{c['source_type']}:{c['slug']}#{c['heading_path']}" for c in retrieved[:5]],
+        "expected": [l.describe() for l in case.expected],
+    }
 
 
 def summarise(cases: list[dict[str, Any]], ks: Sequence[int], latencies: list[float],
@@ -151,19 +187,34 @@ def summarise(cases: list[dict[str, Any]], ks: Sequence[int], latencies: list[fl
 
 
 def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequence[int] = (1, 3, 5, 10),
-             progress: bool = False) -> dict[str, Any]:
+             progress: bool = False, say: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+    judge = judge_from_settings()  # a judge that would grade its own model fails here, loudly
     chunks = tenant_chunks(tenant)
     report: dict[str, Any] = {"golden": golden.path, "tenant": tenant.slug, "ks": list(ks), "arms": {},
-                              "errors": [],
-                              # No LLM judge is configured offline: generation metrics are skipped,
-                              # never reported as zero.
-                              "judge": {"configured": False, "faithfulness": None, "citation_support": None,
-                                        "note": "skipped: no judge configured"}}
+                              "errors": [], "judge": {"configured": judge is not None,
+                                                      "models": judge.models if judge else []}}
     for arm in arms:
-        arm_report, errors = run_arm(golden=golden, tenant=tenant, arm=arm, ks=ks, progress=progress, chunks=chunks)
-        report["errors"] = errors
+        spec = ARMS[arm]
+        reason = skip_reason(spec)
+        if reason:
+            # Listed with the reason, never run as some other arm under this name.
+            report["arms"][arm] = {"metrics": {}, "cases": [], "hard_failures": [], "skipped": reason,
+                                   "note": spec.note}
+            continue
+        arm_tenant, arm_chunks = tenant, chunks
+        if spec.index_name:
+            arm_tenant = shadow_build(tenant=tenant, name=spec.index_name, index_settings=spec.index_settings,
+                                      progress=progress, say=say)
+            arm_chunks = tenant_chunks(arm_tenant)
+        arm_report, errors = run_arm(golden=golden, tenant=arm_tenant, arm=arm, ks=ks, progress=progress,
+                                     chunks=arm_chunks, judge=judge)
+        if arm_tenant.pk == tenant.pk:
+            report["errors"] = errors
         report["arms"][arm] = {"metrics": arm_report.metrics, "cases": arm_report.cases,
-                               "hard_failures": arm_report.hard_failures}
+                               "hard_failures": arm_report.hard_failures, "judge": arm_report.judge_note,
+                               "note": spec.note, "tenant": arm_tenant.slug, "errors": errors}
+    report["judge"]["note"] = next((d["judge"] for d in report["arms"].values() if d.get("judge")),
+                                   "skipped: no arm ran")
     return report
 
 

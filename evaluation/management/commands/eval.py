@@ -44,18 +44,22 @@ class Command(BaseCommand):
             ks = [int(k) for k in options["k"].split(",")]
         except ValueError as exc:
             raise CommandError(f"--k must be a comma list of integers, got {options['k']!r}") from exc
-        report = run_eval(golden=golden, tenant=tenant, arms=arms, ks=ks, progress=True)
+        report = run_eval(golden=golden, tenant=tenant, arms=arms, ks=ks, progress=True, say=self.stdout.write)
         for error in report["errors"]:
             self.stderr.write(self.style.ERROR(f"set error: {error}"))
         width = max(len(a) for a in arms)
         keys = [f"recall@{k}" for k in ks] + [f"page_recall@{k}" for k in ks] + [
-            "mrr", "ndcg@10", "abstention_precision", "abstention_recall", "fact_coverage", "latency_ms_p50"]
+            "mrr", "ndcg@10", "abstention_precision", "abstention_recall", "fact_coverage", "latency_ms_p50",
+            "judge_faithfulness", "judge_citation_support"]
         self.stdout.write(" " * (width + 2) + "  ".join(f"{k:>10}" for k in keys))
         for arm, data in report["arms"].items():
             values = "  ".join(f"{_fmt(data['metrics'].get(k)):>10}" for k in keys)
             self.stdout.write(f"{arm:<{width}}  {values}")
+            if data.get("skipped"):
+                self.stdout.write(f"  {arm}: {data['skipped']}")
             for failure in data["hard_failures"]:
                 self.stderr.write(self.style.ERROR(f"  hard failure [{arm}]: {failure}"))
+        self.stdout.write(f"judge: {report['judge']['note']}")
         if not options["no_store"]:
             run = eval_run_store(tenant=tenant, report=report)
             self.stdout.write(f"stored as evaluation run #{run.pk} (admin: Evaluation › Eval runs)")

@@ -1,0 +1,91 @@
+"""Shadow indexes: a tenant's corpus ingested again under other ingest settings, into a tenant
+of its own (`<slug>--<name>`), so an indexing arm never touches the live index.
+
+The inputs are recovered from the live documents' source paths. The shadow is stamped with a
+fingerprint of the live documents and the settings it was built with; a matching stamp is
+reused without parsing a file, anything else re-ingests (unchanged documents still skip by
+their own fingerprint, and documents gone from the live tenant are pruned).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.test.utils import override_settings
+
+from corpus.ingest import ingest_paths
+from corpus.manifest import MANIFEST_NAME
+from corpus.models import Document
+from tenants.actions import tenant_get_or_create
+from tenants.models import Tenant
+from tenants.rls import rls_transaction
+
+STAMP = " · fp "
+
+
+def _live_documents(tenant: Tenant) -> list[tuple[str, str, str, str]]:
+    with rls_transaction(tenant_id=tenant.id, all_audiences=True):
+        return sorted(Document.objects.filter(tenant=tenant).values_list(
+            "source_type", "slug", "content_hash", "source_path"))
+
+
+def ingest_inputs(documents: list[tuple[str, str, str, str]]) -> tuple[list[Path], Path | None]:
+    """The folders and files the live tenant was ingested from, and the manifest beside them.
+
+    A folder-ingested file has a source path ending in its slug (`…/html/sql-select.html`,
+    slug `sql-select`): its folder is the path minus the slug. Entries of a JSON or CSV file
+    carry `file#id`: the file itself.
+    """
+    inputs: set[Path] = set()
+    for _, slug, _, source_path in documents:
+        path = Path(source_path.split("#", 1)[0])
+        stem = path.with_suffix("").as_posix()
+        if "#" not in source_path and stem.endswith("/" + slug):
+            inputs.add(Path(stem[: -len(slug) - 1]))
+        else:
+            inputs.add(path)
+    manifests = sorted({p.parent / MANIFEST_NAME for p in inputs if (p.parent / MANIFEST_NAME).is_file()})
+    return sorted(inputs), (manifests[0] if manifests else None)
+
+
+def fingerprint(documents: list[tuple[str, str, str, str]], index_settings: Mapping[str, Any]) -> str:
+    digest = hashlib.sha256()
+    for row in documents:
+        digest.update("\x1f".join(row).encode())
+    for key, value in sorted(index_settings.items()):
+        digest.update(f"{key}={value!r}".encode())
+    digest.update(f"target={settings.CHUNK_TARGET_TOKENS}".encode())
+    return digest.hexdigest()[:16]
+
+
+def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any], progress: bool = False,
+                 say: Callable[[str], None] = lambda message: None) -> Tenant:
+    documents = _live_documents(tenant)
+    if not documents:
+        raise ValueError(f"tenant {tenant.slug} has no documents to build a shadow index from")
+    stamp = fingerprint(documents, index_settings)
+    shadow, _ = tenant_get_or_create(slug=f"{tenant.slug}--{name}",
+                                     name=f"{tenant.name} (evaluation shadow: {name})")
+    if shadow.name.endswith(STAMP + stamp):
+        say(f"shadow index {shadow.slug} is current (fingerprint {stamp}): reused")
+        return shadow
+    paths, manifest = ingest_inputs(documents)
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise ValueError(f"cannot rebuild {shadow.slug}: the live tenant's sources are gone: {', '.join(missing[:3])}")
+    say(f"building shadow index {shadow.slug} from {len(paths)} input(s) with {dict(index_settings)}")
+    Tenant.objects.filter(pk=shadow.pk).update(text_search_config=tenant.text_search_config)
+    shadow.text_search_config = tenant.text_search_config
+    with override_settings(**index_settings):
+        report = ingest_paths(tenant=shadow, paths=paths, manifest=manifest, prune=True, progress=progress, say=say)
+    if report.failed:
+        say(f"shadow ingest of {shadow.slug}: {len(report.failed)} failed, e.g. {report.failed[0]}")
+    say(report.summary())
+    base = shadow.name.split(STAMP, 1)[0]
+    shadow.name = base + STAMP + stamp
+    Tenant.objects.filter(pk=shadow.pk).update(name=shadow.name)
+    return shadow
