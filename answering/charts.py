@@ -67,7 +67,8 @@ def line_chart(*, title: str, days: Sequence[dt.date], series: Sequence[Series],
                                  _n(gy + 4), y_format(value)))
     label_every = max(1, count // 7)
     for i, day in enumerate(days):
-        if i % label_every == 0 or i == count - 1:
+        # The last day is always labelled; a regular label too close before it is dropped.
+        if i == count - 1 or (i % label_every == 0 and count - 1 - i >= label_every):
             parts.append(format_html('<text x="{}" y="{}" text-anchor="middle" fill="#555">{}</text>', _n(x(i)),
                                      HEIGHT - 10, day.strftime("%b %d")))
     for index, s in enumerate(series):
@@ -108,7 +109,7 @@ def ms(value: float) -> str:
 
 
 def usd(value: float) -> str:
-    return f"${value:.4f}" if value < 0.01 else f"${value:.3f}"
+    return f"${value:.5f}" if value < 0.01 else f"${value:.3f}"
 
 
 def plain(value: float) -> str:
