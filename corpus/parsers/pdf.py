@@ -13,13 +13,14 @@ from corpus.parsers import ParsedDocument, ParseError, ParseFailure, ParseResult
 _PAGE_NUMBER = re.compile(r"^\s*(page\s*)?\d+(\s*(of|/)\s*\d+)?\s*$", re.IGNORECASE)
 _REPEAT_SHARE = 0.6
 _MAX_PAGES = 2000
+_MAX_CHARACTERS = 20_000_000  # ~4 million words: a book series, not a manual
 
 
 def _page_texts(raw: bytes) -> tuple[str, list[str]]:
     import io
 
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError, PdfReadError, PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(raw), strict=False)
@@ -30,10 +31,20 @@ def _page_texts(raw: bytes) -> tuple[str, list[str]]:
         title = ""
         if reader.metadata and reader.metadata.title:
             title = str(reader.metadata.title).strip()
-        texts = [(page.extract_text() or "") for page in reader.pages]
+        texts = []
+        extracted = 0
+        for page in reader.pages:
+            texts.append(page.extract_text() or "")
+            extracted += len(texts[-1])
+            if extracted > _MAX_CHARACTERS:
+                raise ParseError(f"PDF text passes {_MAX_CHARACTERS:,} characters; split the file")
     except ParseError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+    except LimitReachedError as exc:
+        # pypdf caps what one stream may inflate to: a small file that claims gigabytes.
+        raise ParseError(f"PDF stream inflates past pypdf's safety limit (decompression bomb?): {exc}") from exc
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
+            RecursionError) as exc:
         raise ParseError(f"unreadable PDF: {exc.__class__.__name__}: {exc}") from exc
     return title, texts
 
