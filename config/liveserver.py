@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -41,33 +42,33 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def live_url(django_db_setup: Any) -> Iterator[str]:
-    """Base URL (no trailing slash) of uvicorn serving config.asgi on 127.0.0.1, in its own process
-    (it inherits the throwaway database's environment, loads the model itself, and is stopped at the end)."""
+@contextmanager
+def serve(extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    """uvicorn serving config.asgi on 127.0.0.1 in its own process, with `extra_env` on top of
+    the test environment (a fault test points ANSWER_PROVIDERS at a failing fake provider).
+    Yields the base URL once /health answers 200; stops the process on the way out."""
     port = _free_port()
     log = tempfile.NamedTemporaryFile(prefix="adlive-", suffix=".log", delete=False)
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--lifespan", "off", "--log-level", "warning"],
-        cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "LIVE_SERVER": "1"},
+        cwd=Path(__file__).resolve().parent.parent, env={**os.environ, "LIVE_SERVER": "1", **(extra_env or {})},
         stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited: {Path(log.name).read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"uvicorn did not answer /health: {Path(log.name).read_text()[-2000:]}")
-        time.sleep(0.2)
+    deadline = time.monotonic() + 90
     try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited: {Path(log.name).read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not answer /health: {Path(log.name).read_text()[-2000:]}")
+            time.sleep(0.2)
         yield url
     finally:
         process.terminate()
@@ -76,6 +77,14 @@ def live_url(django_db_setup: Any) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
         os.unlink(log.name)
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup: Any) -> Iterator[str]:
+    """Base URL (no trailing slash) of the app served on loopback for the whole session (it
+    inherits the throwaway database's environment and loads the model itself)."""
+    with serve() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
