@@ -69,8 +69,9 @@ def line_chart(*, title: str, days: Sequence[dt.date], series: Sequence[Series],
     for i, day in enumerate(days):
         # The last day is always labelled; a regular label too close before it is dropped.
         if i == count - 1 or (i % label_every == 0 and count - 1 - i >= label_every):
-            parts.append(format_html('<text x="{}" y="{}" text-anchor="middle" fill="#555">{}</text>', _n(x(i)),
-                                     HEIGHT - 10, day.strftime("%b %d")))
+            anchor = "end" if i == count - 1 and count > 1 else "middle"  # the last label stays inside
+            parts.append(format_html('<text x="{}" y="{}" text-anchor="{}" fill="#555">{}</text>', _n(x(i)),
+                                     HEIGHT - 10, anchor, day.strftime("%b %d")))
     for index, s in enumerate(series):
         # A day without data breaks the line instead of pretending to be zero.
         runs: list[list[tuple[float, float]]] = [[]]

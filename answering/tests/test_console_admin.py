@@ -133,3 +133,12 @@ def test_trace_viewer_is_readable_and_scoped(acme: Any, globex: Any) -> None:
     assert "globex secret formula" not in agent.get("/admin/answering/trace/").content.decode()
     with tenant_context(acme.tenant.id):
         assert Trace.objects.filter(tenant=acme.tenant).count() == 2
+
+
+def test_autocomplete_offers_only_the_users_tenants(acme: Any, queue: tuple[Escalation, Escalation]) -> None:
+    agent = staff_client(acme.agent, "view_escalation", "change_escalation", "view_tenant")
+    url = "/admin/autocomplete/?app_label=answering&model_name=escalation&field_name={}&term="
+    tenants = agent.get(url.format("tenant")).json()["results"]
+    assert [t["text"] for t in tenants] == ["acme"]
+    # users are not the agent's to browse: the user admin refuses without its own permission
+    assert agent.get(url.format("assignee")).status_code == 403
