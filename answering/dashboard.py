@@ -1,6 +1,6 @@
 """The console dashboard's numbers: one row per day, computed in SQL over the traces.
 
-Definitions (docs/decisions/0018-dashboard-metrics-in-sql.md):
+Definitions (docs/decisions/0018-console-dashboard-in-sql-and-svg.md):
 - queries: traces (greetings write none); escalation rate: escalated / queries;
 - mean confidence: the mean top reranker probability the gate read, over traces whose gate
   score is a reranker probability (fusion scores live on another scale and are left out);

@@ -2,7 +2,7 @@
 
 `in_progress` becomes `claimed` (existing rows are migrated). `claimed_at` records when an
 agent took the escalation; `knowledge_job_id` the ingest job that turned its resolution into
-a ticket document (docs/decisions/0019-resolutions-become-tickets.md).
+a ticket document (docs/decisions/0019-escalation-queue-and-resolutions-as-tickets.md).
 """
 
 from django.db import migrations, models

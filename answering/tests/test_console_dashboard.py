@@ -96,5 +96,7 @@ def test_dashboard_page_is_scoped_to_the_users_tenants(acme: Any, globex: Any) -
 
 
 def test_dashboard_needs_the_trace_view_permission(acme: Any) -> None:
+    assert b'href="/admin/answering/trace/dashboard/"' in staff_client(acme.agent).get("/admin/").content
     client = staff_client(acme.agent, "view_escalation")
+    assert b"/admin/answering/trace/dashboard/" not in client.get("/admin/").content
     assert client.get("/admin/answering/trace/dashboard/").status_code == 403
