@@ -65,10 +65,12 @@ class IssuedKey:
 
 
 @transaction.atomic
-def api_key_create(*, tenant: Tenant, name: str, audience_slugs: Sequence[str] = ("public",)) -> IssuedKey:
+def api_key_create(*, tenant: Tenant, name: str, audience_slugs: Sequence[str] = ("public",),
+                   rate_limit_per_minute: int | None = None) -> IssuedKey:
     prefix = "ad_" + secrets.token_hex(_KEY_PREFIX_BYTES)
     raw_key = f"{prefix}.{secrets.token_urlsafe(32)}"
-    api_key = ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, key_hash=hash_api_key(raw_key))
+    api_key = ApiKey.objects.create(tenant=tenant, name=name, prefix=prefix, key_hash=hash_api_key(raw_key),
+                                    rate_limit_per_minute=rate_limit_per_minute)
     for audience_id in audience_ids(tenant=tenant, slugs=audience_slugs):
         ApiKeyAudience.objects.create(tenant=tenant, api_key=api_key, audience_id=audience_id)
     return IssuedKey(api_key=api_key, raw_key=raw_key)

@@ -77,3 +77,59 @@ def test_a_key_limit_of_zero_is_unlimited(acme: Cast, settings: Any) -> None:
     principal = api_key_authenticate(raw_key=issued.raw_key)
     assert principal is not None
     assert all(apikeys.key_rate_limit(principal=principal).allowed for _ in range(5))
+
+
+def _owner_client(cast: Cast) -> Any:
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+
+    cast.owner.user_permissions.set(Permission.objects.filter(
+        codename__in=["add_apikey", "change_apikey", "view_apikey", "view_apikeyaudience", "add_apikeyaudience",
+                      "change_apikeyaudience", "delete_apikeyaudience"]))
+    client = Client()
+    client.force_login(cast.owner)
+    return client
+
+
+@pytest.mark.django_db
+def test_admin_creates_a_key_shown_once_with_its_audiences(acme: Cast) -> None:
+    client = _owner_client(acme)
+    response = client.post("/admin/tenants/apikey/add/", {
+        "tenant": acme.tenant.pk, "name": "helpdesk bot", "audiences": [acme.public_id, acme.customer_id],
+        "rate_limit_per_minute": "30"}, follow=True)
+    assert response.status_code == 200
+    row = ApiKey.objects.get(tenant=acme.tenant, name="helpdesk bot")
+    page = response.content.decode()
+    raw = next(word for word in page.replace("<", " ").split() if word.startswith(row.prefix + "."))
+    principal = api_key_authenticate(raw_key=raw)
+    assert principal is not None and principal.audiences == ("customer", "public")
+    assert row.rate_limit_per_minute == 30
+    # Shown once: the change page and the list show the prefix, never the key again.
+    for url in (f"/admin/tenants/apikey/{row.pk}/change/", "/admin/tenants/apikey/"):
+        later = client.get(url).content.decode()
+        assert row.prefix in later and raw not in later
+
+
+@pytest.mark.django_db
+def test_admin_refuses_audiences_of_another_tenant(acme: Cast, globex: Cast) -> None:
+    from django.contrib.auth.models import User
+
+    root = User.objects.create_superuser("keyroot", password="pw")
+    from django.test import Client
+
+    client = Client()
+    client.force_login(root)
+    response = client.post("/admin/tenants/apikey/add/", {
+        "tenant": acme.tenant.pk, "name": "mixed", "audiences": [acme.public_id, globex.internal_id]})
+    assert response.status_code == 200 and "must belong to the key&#x27;s tenant" in response.content.decode()
+    assert not ApiKey.objects.filter(name="mixed").exists()
+
+
+@pytest.mark.django_db
+def test_admin_revokes_keys(acme: Cast) -> None:
+    issued = actions.api_key_create(tenant=acme.tenant, name="old bot")
+    client = _owner_client(acme)
+    response = client.post("/admin/tenants/apikey/", {"action": "revoke", "_selected_action": [issued.api_key.pk]})
+    assert response.status_code == 302
+    assert ApiKey.objects.get(pk=issued.api_key.pk).revoked_at is not None
+    assert api_key_authenticate(raw_key=issued.raw_key) is None
