@@ -1,0 +1,136 @@
+"""Indexing arms build shadow tenants and leave the live index alone; provider arms without a
+provider are skipped with the reason, never run as hybrid under another name; multi-query
+rephrases through a real local HTTP server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from psycopg import sql
+
+from answering.tests.fake_provider import fake_provider
+from corpus.chunking import chunk_fixed_window
+from corpus.contextual import title_and_summary
+from corpus.embedding import get_encoder
+from corpus.parsers import ParsedDocument, Section
+from evaluation.golden import load_golden
+from evaluation.locators import tenant_chunks
+from evaluation.report import render_html
+from evaluation.runner import run_eval
+from evaluation.shadow import ingest_inputs
+from tenants.models import Audience, Tenant
+from tenants.scope import ChunkQuery, TenantScope
+
+GOLDEN = """
+tenant: paylane
+cases:
+  - {id: a-1, type: normal, question: "What does error PL-4031 mean?", expected: [{source: doc, slug: api/errors}],
+     must_contain: ["insufficient funds"]}
+  - {id: a-2, type: must_abstain, question: "What is the capital of Mongolia?"}
+  - {id: a-3, type: tenant_probe, tenant: helpwise, question: "What does error PL-4031 mean?",
+     expected: [{source: doc, slug: api/errors}]}
+"""
+
+
+def _golden(tmp_path: Path) -> Any:
+    path = tmp_path / "g.yaml"
+    path.write_text(GOLDEN)
+    return load_golden(path)
+
+
+def _contents(tenant: Tenant) -> list[dict[str, Any]]:
+    scope = TenantScope(tenant_id=tenant.id, include_archived=True,
+                        audience_ids=tuple(Audience.objects.filter(tenant=tenant).values_list("id", flat=True)))
+    return scope.fetch(ChunkQuery(select=sql.SQL("c.id, c.heading_path, c.content, c.context_blurb")))
+
+
+def test_fixed_windows_ignore_headings_and_cover_the_text() -> None:
+    encoder = get_encoder()
+    body = " ".join(f"Sentence number {i} talks about refunds and disputes." for i in range(60))
+    sections = [Section(("Guide", "Refunds"), body), Section(("Guide", "Disputes"), "Disputes are short.")]
+    drafts = chunk_fixed_window(sections, counter=encoder, target=64)
+    assert len(drafts) > 3
+    assert all(d.token_count <= 64 + 2 for d in drafts)
+    assert not any(d.content.startswith("Guide > ") for d in drafts)  # no heading path prepended
+    assert drafts[0].heading_path == "Guide > Refunds"
+    assert drafts[-1].heading_path.endswith("Guide > Disputes")  # the window overlapping both names both
+    joined = " ".join(d.content for d in drafts).split()
+    assert "".join(joined) == "".join(("Refunds\n" + body + "\nDisputes\nDisputes are short.").split())
+
+
+def test_title_and_summary_blurbs_say_only_what_the_chunk_does_not() -> None:
+    document = ParsedDocument(slug="s", title="Refund policy", source_type="doc", source_path="x", fingerprint="f",
+                              sections=[Section(("Refund policy",), "Refunds take 14 days. Ask support.")])
+    blurbs = title_and_summary(document=document, chunks=["Refund policy\n\nRefunds take 14 days.", "Ask support."])
+    assert blurbs == ["", "Refund policy. Refunds take 14 days."]
+
+
+def test_inputs_are_recovered_from_source_paths(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "answerdesk-manifest.yaml").write_text("conflicts: []\n")
+    docs = [("doc", "api/errors", "h", f"{tmp_path}/docs/api/errors.md"),
+            ("ticket", "T-1", "h", f"{tmp_path}/tickets.json#T-1"),
+            ("doc", "sql-select", "h", "/usr/share/doc/postgresql-doc-15/html/sql-select.html")]
+    paths, manifest = ingest_inputs(docs)
+    assert paths == sorted([tmp_path / "docs", tmp_path / "tickets.json", Path("/usr/share/doc/postgresql-doc-15/html")])
+    assert manifest == tmp_path / "answerdesk-manifest.yaml"
+
+
+@pytest.mark.django_db
+def test_indexing_arms_use_shadow_tenants_and_provider_arms_are_skipped(demo_corpus: Any, tmp_path: Path,
+                                                                       settings: Any) -> None:
+    settings.ANSWER_PROVIDERS = ""
+    live = Tenant.objects.get(slug="paylane")
+    before = {r["id"]: r["content"] for r in _contents(live)}
+    messages: list[str] = []
+    report = run_eval(golden=_golden(tmp_path), tenant=live, say=messages.append,
+                      arms=["hybrid", "naive_chunking", "contextual_title", "contextual_llm", "multi_query"])
+    assert {r["id"]: r["content"] for r in _contents(live)} == before  # the live index is untouched
+
+    naive = report["arms"]["naive_chunking"]
+    assert naive["tenant"] == "paylane--naive" and naive["errors"] == [] and not naive["hard_failures"]
+    assert naive["metrics"]["page_recall@5"] == 1.0
+    shadow = Tenant.objects.get(slug="paylane--naive")
+    rows = _contents(shadow)
+    assert rows and not any(r["content"].startswith(r["heading_path"].split(" | ")[0] + "\n\n") for r in rows)
+    assert not set(tenant_chunks(shadow)) & set(before)
+
+    contextual = Tenant.objects.get(slug="paylane--ctx-title")
+    assert any(r["context_blurb"] for r in _contents(contextual))
+    assert report["arms"]["contextual_title"]["metrics"]["recall@5"] is not None
+
+    for arm in ("contextual_llm", "multi_query"):
+        assert report["arms"][arm]["skipped"].startswith("skipped: needs a model provider")
+        assert report["arms"][arm]["metrics"] == {}
+    assert not Tenant.objects.filter(slug="paylane--ctx-llm").exists()
+    html = render_html(report)
+    assert "needs a model provider" in html and "paylane--naive" in html
+    assert html.count("<polyline") == 2 * 3  # heading and page lines for the three arms that ran
+
+    # Same live documents, same settings: the shadow is reused without parsing a file.
+    messages.clear()
+    run_eval(golden=_golden(tmp_path), tenant=live, arms=["naive_chunking"], say=messages.append)
+    assert any("reused" in m for m in messages), messages
+
+
+@pytest.mark.django_db
+def test_multi_query_rephrases_through_the_provider_and_reports_retrieval_only(
+        demo_corpus: Any, tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    with fake_provider() as (url, script):
+        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini"
+        script.openai.extend([("ok", json.dumps({"queries": ["PL-4031 error code meaning",
+                                                            "why was my charge declined with PL-4031"]})),
+                              ("ok", json.dumps({"queries": ["capital city of Mongolia"]}))])
+        report = run_eval(golden=_golden(tmp_path), tenant=Tenant.objects.get(slug="paylane"), arms=["multi_query"])
+    arm = report["arms"]["multi_query"]
+    assert "skipped" not in arm
+    assert len([r for r in script.requests if "Rewrite this customer question" in json.dumps(r["body"])]) == 2
+    case = next(c for c in arm["cases"] if c["id"] == "a-1")
+    assert case["hit_rank"] == 1 and "action" not in case
+    # Retrieval only: answer metrics are skipped, never zero.
+    assert arm["metrics"]["fact_coverage"] is None and arm["metrics"]["abstention_recall"] is None
+    assert arm["metrics"]["recall@5"] == 1.0
