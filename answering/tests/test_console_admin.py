@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,12 @@ from corpus.models import IngestJob
 from tenants.rls import tenant_context
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
+    """Upload folders are named by job id, which restarts with every throwaway database."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
 
 ACME_Q = "Why was my acme invoice charged twice?"
 GLOBEX_Q = "Does globex ship hazardous reagents overnight?"

@@ -3,6 +3,7 @@ that the pipeline answers from the next time."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,12 @@ from corpus.models import Document, IngestJob
 from tenants.rls import rls_transaction, tenant_context
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
+    """Upload folders are named by job id, which restarts with every throwaway database."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
 
 QUESTION = "Can I pay my invoice with a Zorblat gift card?"
 NOTE = ("Yes. Zorblat gift cards are accepted for invoices under 500 euros: enter the gift card code "

@@ -20,6 +20,12 @@ from tenants.rls import rls_transaction
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
+    """Upload folders are named by job id, which restarts with every throwaway database."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+
 ACME_PUBLIC = "Acme anvils ship in crates of twelve."
 ACME_INTERNAL = "Internal: the anvil margin is forty percent."
 GLOBEX_PUBLIC = "Globex reagents ship chilled."
