@@ -5,6 +5,7 @@ The tenant and the audiences come from the API key (`request.auth`), never from 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from answering.records import feedback_record
 from tenants.apierrors import InvalidRequest, NotFound
 from tenants.apikeys import KeyPrincipal
 
+log = logging.getLogger(__name__)
 MAX_HISTORY_TURNS = 20
 MAX_COMMENT_CHARS = 2000
 MAX_CONVERSATION_ID_CHARS = 64
@@ -94,13 +96,19 @@ def _wants_stream(request: HttpRequest, body: AskIn) -> bool:
 
 
 def _events(first: Event, rest: Iterator[Event], *, conversation_id: str) -> Iterator[bytes]:
-    for kind, payload in _chain(first, rest):
-        if kind == "sources":
-            yield sse({"sources": payload}, event="sources")
-        elif kind == "token":
-            yield sse({"text": payload}, event="token")
-        elif kind == "done":
-            yield sse(result_body(payload, conversation_id=conversation_id), event="done")
+    try:
+        for kind, payload in _chain(first, rest):
+            if kind == "sources":
+                yield sse({"sources": payload}, event="sources")
+            elif kind == "token":
+                yield sse({"text": payload}, event="token")
+            elif kind == "done":
+                yield sse(result_body(payload, conversation_id=conversation_id), event="done")
+    except Exception:
+        # The status line is gone; the client still needs to know this stream will not finish.
+        log.exception("ask stream failed")
+        yield sse({"error": {"code": "internal_error", "message": "the answer failed midway; please retry"}},
+                  event="error")
 
 
 def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:

@@ -173,3 +173,125 @@ def test_rate_limited_call_is_a_rate_limit_error_with_retry_after(live_url: str,
     assert successes in (2, 4)
     assert raised.value.code == "rate_limit_exceeded"
     assert 1 <= int(raised.value.response.headers["retry-after"]) <= 60
+
+
+# In-process: message handling and limits, without the live server.
+
+def _chat(client: Any, key: str, body: dict[str, Any], **headers: str) -> Any:
+    import json
+
+    return client.post("/api/v1/openai/chat/completions", data=json.dumps(body), content_type="application/json",
+                       headers={"Authorization": f"Bearer {key}", **headers})
+
+
+@pytest.fixture
+def paylane_key(demo_corpus: Any, db: Any) -> str:
+    from tenants import actions
+    from tenants.models import Tenant
+
+    return actions.api_key_create(tenant=Tenant.objects.get(slug="paylane"), name="in-process").raw_key
+
+
+def test_content_parts_and_x_api_key_are_understood(paylane_key: str, client: Any) -> None:
+    import json
+
+    body = {"model": "answerdesk-extractive", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": QUESTION}, {"type": "image_url", "image_url": {}}]}]}
+    response = client.post("/api/v1/openai/chat/completions", data=json.dumps(body), content_type="application/json",
+                           headers={"X-API-Key": paylane_key})
+    assert response.status_code == 200
+    assert "insufficient funds" in response.json()["choices"][0]["message"]["content"]
+
+
+@pytest.mark.parametrize(("body", "status", "code"), [
+    ({"model": "answerdesk", "messages": [{"role": "system", "content": "s" * 32_001},
+                                          {"role": "user", "content": "hi"}]}, 413, "request_too_large"),
+    ({"model": "answerdesk", "messages": [{"role": "user", "content": "hi"}] * 201}, 413, "request_too_large"),
+    ({"model": "answerdesk", "messages": []}, 400, "invalid_request"),
+    ({"model": "answerdesk", "messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "invalid_request"),
+    ({"model": "answerdesk", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 0}, 400,
+     "invalid_request"),
+    ({"model": "answerdesk", "messages": [{"role": "wizard", "content": "hi"}]}, 400, "invalid_request"),
+    ({"model": "answerdesk", "messages": [{"role": "user", "content": "   "}]}, 400, "invalid_messages"),
+    ({"messages": [{"role": "user", "content": "hi"}]}, 400, "invalid_request"),
+])
+def test_bad_or_oversized_requests_get_openai_error_objects(paylane_key: str, client: Any, body: dict[str, Any],
+                                                           status: int, code: str) -> None:
+    response = _chat(client, paylane_key, body)
+    assert response.status_code == status, response.content[:300]
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"} and error["code"] == code
+    assert error["type"] == "invalid_request_error"
+
+
+def test_history_drops_our_sources_footer_and_keeps_the_recent_turns() -> None:
+    from answering.openai_api import ChatMessage
+    from answering.openai_messages import conversation_from
+
+    answer = "Retried 5 times [1].\n\nSources:\n[1] Webhooks — Retries"
+    messages = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="retries?"),
+                ChatMessage(role="assistant", content=answer), ChatMessage(role="tool", content="ignored"),
+                *[ChatMessage(role="user", content=f"turn {i}") for i in range(30)],
+                ChatMessage(role="user", content="And the backoff?")]
+    conversation = conversation_from(messages, user="u1")
+    assert conversation.question == "And the backoff?" and conversation.system == ["be brief"]
+    assert len(conversation.history) == 20 and conversation.history[-1]["content"] == "turn 29"
+    short = conversation_from(messages[:3] + messages[-1:], user="u1")
+    assert short.history[1] == {"role": "assistant", "content": "Retried 5 times [1]."}
+    # The same conversation keeps one id as it grows; another user gets another.
+    assert short.conversation_id == conversation.conversation_id
+    assert conversation_from(messages, user="u2").conversation_id != conversation.conversation_id
+
+
+def test_extractive_model_never_calls_the_provider(paylane_key: str, client: Any, settings: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from answering.tests.fake_provider import fake_provider
+
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    settings.CACHE_ENABLED = False
+    with fake_provider() as (url, script):
+        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
+        response = _chat(client, paylane_key, {"model": "answerdesk-extractive",
+                                               "messages": [{"role": "user", "content": QUESTION}]})
+    assert response.status_code == 200 and script.requests == []
+    assert response.json()["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
+def test_model_usage_is_reported_from_the_trace(paylane_key: str, client: Any, settings: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from answering.tests.fake_provider import fake_provider
+
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    settings.CACHE_ENABLED = False
+    with fake_provider() as (url, script):
+        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
+        script.openai.append(("ok", json.dumps({"answer": "It means insufficient funds [1].", "citations": [1],
+                                                "declined": False})))
+        response = _chat(client, paylane_key, {"model": "answerdesk",
+                                               "messages": [{"role": "user", "content": QUESTION}]})
+    body = response.json()
+    assert body["choices"][0]["message"]["content"].startswith("It means insufficient funds [1].")
+    # The fake provider reports 120 prompt and 30 completion tokens per call.
+    assert body["usage"] == {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+
+
+def test_a_cache_hit_reports_zero_usage(paylane_key: str, client: Any, settings: Any,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from answering.tests.fake_provider import fake_provider
+
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    settings.CACHE_ENABLED = True
+    question = "What does the error code PL-4031 mean for a card payment?"
+    with fake_provider() as (url, script):
+        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
+        script.openai.append(("ok", json.dumps({"answer": "It means insufficient funds [1].", "citations": [1],
+                                                "declined": False})))
+        body = {"model": "answerdesk", "messages": [{"role": "user", "content": question}]}
+        first, second = _chat(client, paylane_key, body).json(), _chat(client, paylane_key, body).json()
+    assert first["usage"]["total_tokens"] == 150 and not first["answerdesk"]["cache_hit"]
+    assert second["answerdesk"]["cache_hit"] and second["usage"]["total_tokens"] == 0
+    assert second["choices"][0]["message"]["content"] == first["choices"][0]["message"]["content"]
