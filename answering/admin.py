@@ -203,17 +203,17 @@ class TraceAdmin(TenantScopedAdmin):
     search_fields = ["question", "conversation_id"]
     list_select_related = ["tenant"]
     fieldsets = [
-        ("Request", {"fields": ["tenant", "created_at", "conversation_id", "audiences", "question", "rewritten_query",
-                                "history_turns", "action", "escalation_link"]}),
+        ("Request", {"fields": ["tenant", "created_at", "conversation_id", "audience_list", "question",
+                                "rewritten_query", "history_turns", "action", "escalation_link"]}),
         ("Answer", {"fields": ["answer", "citations_display"]}),
         ("Latency", {"fields": ["stages_display"]}),
         ("Retrieval", {"fields": ["gate_display", "candidates_display"]}),
         ("Cost and cache", {"fields": ["cost_display"]}),
-        ("Feedback", {"fields": ["feedback", "feedback_comment", "triage_display"]}),
+        ("Feedback", {"fields": ["vote", "feedback_comment", "triage_display"]}),
     ]
-    readonly_fields = ["tenant", "created_at", "conversation_id", "audiences", "question", "rewritten_query",
+    readonly_fields = ["tenant", "created_at", "conversation_id", "audience_list", "question", "rewritten_query",
                        "history_turns", "action", "escalation_link", "answer", "citations_display", "stages_display",
-                       "gate_display", "candidates_display", "cost_display", "feedback", "feedback_comment",
+                       "gate_display", "candidates_display", "cost_display", "vote", "feedback_comment",
                        "triage_display"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -228,6 +228,14 @@ class TraceAdmin(TenantScopedAdmin):
     @admin.display(description="question")
     def short_question(self, obj: Trace) -> str:
         return obj.question[:80]
+
+    @admin.display(description="audiences")
+    def audience_list(self, obj: Trace) -> str:
+        return ", ".join(obj.audiences or []) or "—"
+
+    @admin.display(description="feedback")
+    def vote(self, obj: Trace) -> str:
+        return {1: "voted up", -1: "voted down"}.get(obj.feedback, "—")
 
     @admin.display(description="latency")
     def latency(self, obj: Trace) -> str:

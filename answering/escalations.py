@@ -87,7 +87,9 @@ def default_audience(*, escalation: Escalation) -> str:
 
 def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
     history = "\n".join(f"{turn['role']}: {turn['content']}" for turn in escalation.history or [])
-    question = escalation.question if not history else f"{escalation.question}\n\nEarlier in the conversation:\n{history}"
+    question = escalation.question
+    if history:
+        question += f"\n\nEarlier in the conversation:\n{history}"
     return {
         "id": ticket_slug(escalation),
         "subject": escalation.question[:200],
