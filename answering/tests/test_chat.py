@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 from django.core import signing
@@ -14,6 +16,7 @@ from django.test import Client
 
 from answering.models import Escalation, Trace
 from answering.tests.chat_helpers import ask, ask_and_stream, done_of, read_events, stream_url
+from answering.web.stream import paced
 from answering.web.tokens import STREAM_SALT, feedback_ticket_issue
 from conftest import Cast
 from tenants import actions
@@ -199,6 +202,32 @@ def test_follow_up_sends_history_and_the_trace_counts_it(client: Client, demo_co
     trace = last_trace(Tenant.objects.get(slug="paylane"))
     assert trace.history_turns == 2 and trace.conversation_id == "conv-follow"
     assert "PL-4031" in trace.rewritten_query
+
+
+def test_paced_hands_over_each_event_before_pulling_the_next() -> None:
+    """Under ASGI a synchronous iterator would be drained completely before the first byte went out."""
+    pulled: list[int] = []
+
+    def events() -> Iterator[bytes]:
+        for i in range(3):
+            pulled.append(i)
+            yield str(i).encode()
+
+    async def first() -> tuple[bytes, list[int]]:
+        stream = paced(events())
+        chunk = await stream.__anext__()
+        seen = list(pulled)
+        await stream.aclose()
+        return chunk, seen
+
+    assert async_to_sync(first)() == (b"0", [0])
+
+
+@pytest.mark.django_db
+def test_stream_response_is_asynchronous_and_uncached(client: Client, acme: Cast) -> None:
+    response = client.get(stream_url(ask(client, "acme", OFF_TOPIC).content))
+    assert response.is_async and response["Cache-Control"] == "no-cache"
+    read_events(response)
 
 
 # --- feedback ----------------------------------------------------------------------------------
