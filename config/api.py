@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import APIKeyHeader, HttpBearer
@@ -26,7 +26,7 @@ from answering.api import router as answers_router
 from answering.openai_api import router as openai_router
 from config.health import health_body
 from corpus.api import router as documents_router
-from tenants.apierrors import ApiError, RateLimited, UnsupportedMediaType
+from tenants.apierrors import ApiError, NotFound, RateLimited, UnsupportedMediaType
 from tenants.apikeys import KeyPrincipal, address_rate_limit, api_key_authenticate, key_rate_limit
 from tenants.ratelimit import client_address
 
@@ -164,6 +164,19 @@ def _build(*, title: str, namespace: str, description: str,
     return api
 
 
+def _unknown_paths(api: NinjaAPI) -> None:
+    """A router of its own, added last (the default router's URLs come first): a mistyped URL
+    under the API is a JSON 404 like every other error."""
+    fallback = Router()
+
+    @fallback.api_operation(["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:rest}", auth=None,
+                            include_in_schema=False)
+    def unknown(request: HttpRequest, rest: str) -> HttpResponse:
+        raise NotFound(f"no endpoint /{rest}")
+
+    api.add_router("/", fallback)
+
+
 api = _build(
     title="Answerdesk API", namespace="api", handler=native_error,
     description=(
@@ -191,3 +204,5 @@ openai_api = _build(
     ),
 )
 openai_api.add_router("/", openai_router)
+_unknown_paths(api)
+_unknown_paths(openai_api)

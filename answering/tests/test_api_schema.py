@@ -37,3 +37,23 @@ def test_a_broken_schema_would_fail_the_validator() -> None:
 
 def test_docs_page_is_served(client: Client, db: Any) -> None:
     assert client.get("/api/v1/docs").status_code == 200
+
+
+@pytest.mark.parametrize(("url", "shape"), [("/api/v1/nope", {"code", "message"}),
+                                            ("/api/v1/openai/v2/engines", {"message", "type", "param", "code"})])
+def test_unknown_api_paths_are_json_404s(client: Client, db: Any, url: str, shape: set[str]) -> None:
+    for response in (client.get(url), client.post(url, data="{}", content_type="application/json")):
+        assert response.status_code == 404 and set(response.json()["error"]) == shape
+
+
+def test_openai_bad_json_is_a_400_error_object(client: Client, db: Any) -> None:
+    from tenants import actions
+    from tenants.models import Tenant
+
+    tenant, _ = actions.tenant_get_or_create(slug="schema-json")
+    key = actions.api_key_create(tenant=Tenant.objects.get(pk=tenant.pk), name="k").raw_key
+    response = client.post("/api/v1/openai/chat/completions", data="{oops", content_type="application/json",
+                           headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
+    assert response.json()["error"]["type"] == "invalid_request_error"
+    assert client.get("/api/v1/openai/docs").status_code == 200
