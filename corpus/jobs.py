@@ -7,6 +7,7 @@ API (the django-tasks backport; the database backend by default, with the worker
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -50,7 +51,9 @@ def ingest_job_create(
     with transaction.atomic():
         job = IngestJob.objects.create(tenant=tenant, audience=audience, source_type=source_type, upload_dir="",
                                        created_by_id=created_by_id)
-        folder = Path(settings.MEDIA_ROOT) / "ingest" / str(job.pk)
+        # Job ids start again at 1 in a fresh database; a random suffix keeps an older job's
+        # files (a kept var/media next to a reset database) out of this job's folder.
+        folder = Path(settings.MEDIA_ROOT) / "ingest" / f"{job.pk}-{secrets.token_hex(6)}"
         names = []
         for upload in files:
             name = _safe_name(upload.name or "upload")
