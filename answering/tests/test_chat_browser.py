@@ -56,11 +56,16 @@ def read_db(django_db_blocker: Any) -> Callable[[Callable[[], Any]], Any]:
     return run
 
 
+@pytest.fixture
+def problems() -> list[str]:
+    """Script errors and failed requests seen by the page; a test that provokes one removes it."""
+    return []
+
+
 # The database and the corpus come before the browser: once Playwright runs, this thread cannot migrate.
 @pytest.fixture
-def chat(live_url: str, demo_corpus: Any, page: Any) -> Iterator[Any]:
+def chat(live_url: str, demo_corpus: Any, page: Any, problems: list[str]) -> Iterator[Any]:
     """The PayLane chat page, loaded; fails the test on any script error or failed request."""
-    problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("console", lambda message: problems.append(f"console: {message.text}")
             if message.type == "error" else None)
@@ -91,8 +96,12 @@ def paylane_trace(read_db: Callable[[Callable[[], Any]], Any], trace_id: int) ->
 
 
 def test_sources_fill_before_the_first_answer_token_and_a_marker_opens_its_source(chat: Any) -> None:
+    streams: list[str] = []
+    chat.on("request", lambda request: streams.append(request.url) if "/stream?" in request.url else None)
     turn = ask(chat, "What does error PL-4031 mean?", 1)
     assert chat.evaluate("window.__order") == ["sources", "token", "done"]
+    chat.wait_for_timeout(3500)  # longer than EventSource's reconnection delay
+    assert len(streams) == 1, "the page must close the stream on `done`, or the browser asks again"
     assert "insufficient funds" in turn.locator(".answer").inner_text()
     assert chat.locator("#sources").is_visible() and chat.locator("#source-groups .source").count() >= 1
     assert turn.locator(".answer").get_attribute("aria-live") == "polite"
@@ -190,3 +199,14 @@ def test_keyboard_alone_asks_and_reaches_the_sources(chat: Any) -> None:
     chat.keyboard.press("Enter")
     assert chat.locator(f"#{target}").get_attribute("open") is not None
     assert chat.evaluate("document.activeElement.tagName") == "SUMMARY"
+
+
+def test_a_rejected_question_shows_a_notice_under_the_form(chat: Any, problems: list[str]) -> None:
+    chat.fill("#question", "   ")  # passes the browser's `required`, not the server
+    chat.press("#question", "Enter")
+    notice = chat.locator("#ask-notice .notice")
+    notice.wait_for()
+    assert "type a question" in notice.inner_text() and chat.locator("#turns .turn").count() == 0
+    expected = [p for p in problems if "400" in p]
+    assert any("/t/paylane/ask" in p for p in expected)
+    problems[:] = [p for p in problems if p not in expected]
