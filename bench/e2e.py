@@ -1,0 +1,170 @@
+"""End to end: POST /api/v1/ask under a bounded load, and the server's resident memory.
+
+    .venv/bin/python bench/e2e.py [--clients 4] [--seconds 60] [--cache on|off]
+
+Starts its own uvicorn process (one worker, the way `make run` serves) on loopback against
+the bench database (var/bench-pgdata) with the demo corpus loaded, issues an API key, and
+runs N concurrent asyncio clients for a fixed duration, each posting questions from the
+demo golden sets (normal and must-abstain cases, so both answers and escalations are in the
+mix) with the offline extractive answerer. Measures throughput, p50/p95 latency, error
+count, and the server's resident set size (VmRSS from /proc) idle after start (model loaded)
+and at its peak under load. With `--cache off` every question runs the full pipeline;
+`on` is the product's default, where repeated questions are served from the answer cache.
+Writes bench/results/e2e.json (merged by cache mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def questions() -> list[str]:
+    import yaml
+
+    out = []
+    for name in ("demo-paylane.yaml",):
+        data = yaml.safe_load((ROOT / "evaluation" / "golden" / name).read_text())
+        out += [c["question"] for c in data["cases"] if c.get("type") in ("normal", "must_abstain", "stale")]
+    return out
+
+
+async def load(url: str, key: str, qs: list[str], clients: int, seconds: float, pid: int) -> dict[str, object]:
+    import httpx
+
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    actions: dict[str, int] = {}
+    peak = rss_mb(pid)
+    stop = time.monotonic() + seconds
+
+    async def client(index: int) -> None:
+        nonlocal peak
+        async with httpx.AsyncClient(base_url=url, timeout=60,
+                                     headers={"Authorization": f"Bearer {key}"}) as http:
+            n = index
+            while time.monotonic() < stop:
+                question = qs[n % len(qs)]
+                n += clients
+                started = time.perf_counter()
+                try:
+                    response = await http.post("/api/v1/ask", json={"question": question})
+                except httpx.HTTPError as exc:
+                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                    continue
+                latencies.append((time.perf_counter() - started) * 1000)
+                if response.status_code != 200:
+                    errors[str(response.status_code)] = errors.get(str(response.status_code), 0) + 1
+                else:
+                    action = response.json()["action"]
+                    actions[action] = actions.get(action, 0) + 1
+                peak = max(peak, rss_mb(pid))
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    elapsed = time.perf_counter() - began
+    latencies.sort()
+
+    def pct(p: float) -> float:
+        return round(latencies[min(len(latencies) - 1, int(len(latencies) * p / 100))], 1) if latencies else 0.0
+
+    return {"clients": clients, "seconds": round(elapsed, 1), "requests": len(latencies),
+            "throughput_rps": round(len(latencies) / elapsed, 2), "latency_ms_p50": pct(50),
+            "latency_ms_p95": pct(95), "errors": sum(errors.values()), "error_kinds": errors,
+            "actions": actions, "rss_mb_peak_under_load": peak}
+
+
+def main() -> int:
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--cache", choices=("on", "off"), default="off")
+    args = parser.parse_args()
+
+    from config.embedded_db import ensure_running
+
+    if not os.environ.get("DATABASE_URL"):
+        ensure_running()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from corpus.demo.load import demo_load
+    from tenants import actions
+    from tenants.models import Tenant
+
+    call_command("migrate", verbosity=0)
+    if not Tenant.objects.filter(slug="paylane").exists():
+        demo_load()
+    tenant = Tenant.objects.get(slug="paylane")
+    key = actions.api_key_create(tenant=tenant, name="bench e2e", rate_limit_per_minute=0).raw_key
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "API_RATE_LIMIT_PER_ADDRESS": "0", "API_RATE_LIMIT_PER_KEY": "0",
+           "CACHE_ENABLED": "1" if args.cache == "on" else "0", "ANSWER_PROVIDERS": ""}
+    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
+                               "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
+                              cwd=ROOT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        import httpx
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("server did not start")
+            time.sleep(0.3)
+        rss_started = rss_mb(server.pid)
+        # One question loads the model (the server loads it lazily, on the first encode).
+        httpx.post(f"{url}/api/v1/ask", json={"question": "How do refunds work?"},
+                   headers={"Authorization": f"Bearer {key}"}, timeout=120)
+        rss_idle = rss_mb(server.pid)
+        result = asyncio.run(load(url, key, questions(), args.clients, args.seconds, server.pid))
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    result.update({"cache": args.cache, "rss_mb_after_start": rss_started, "rss_mb_model_loaded_idle": rss_idle,
+                   "answerer": "extractive (offline)",
+                   "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"})
+    out = ROOT / "bench" / "results" / "e2e.json"
+    merged = json.loads(out.read_text()) if out.exists() else {}
+    merged[f"cache_{args.cache}"] = result
+    out.write_text(json.dumps(merged, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
