@@ -210,3 +210,17 @@ def test_a_rejected_question_shows_a_notice_under_the_form(chat: Any, problems: 
     expected = [p for p in problems if "400" in p]
     assert any("/t/paylane/ask" in p for p in expected)
     problems[:] = [p for p in problems if p not in expected]
+
+
+def test_a_stream_that_fails_ends_the_turn_instead_of_asking_again(chat: Any, problems: list[str]) -> None:
+    streams: list[str] = []
+    chat.route("**/stream?**", lambda route: (streams.append(route.request.url), route.fulfill(status=502)))
+    chat.fill("#question", "What does error PL-4031 mean?")
+    chat.press("#question", "Enter")
+    failed = chat.locator("#turns .turn-failed")
+    failed.wait_for()
+    assert "ask again" in failed.inner_text()
+    chat.wait_for_timeout(2500)  # the extension's first retry would come after 0.5-1 s
+    assert len(streams) == 1
+    problems[:] = [p for p in problems if "502" not in p and "[object Event]" not in p]
+

@@ -111,6 +111,21 @@
         if (answer) { answer.setAttribute("aria-busy", "false"); }
       }
     });
+    // The extension reconnects forever, and a reconnect would ask the question again: a turn
+    // whose stream fails before `done` ends here, with a message, and the visitor may ask again.
+    document.body.addEventListener("htmx:sseError", function (event) {
+      var reply = event.target.closest && event.target.closest(".reply");
+      if (!reply || reply.querySelector(".turn-footer")) { return; }
+      if (event.detail && event.detail.source) { event.detail.source.close(); }
+      reply.removeAttribute("sse-connect");
+      var status = reply.querySelector(".turn-status");
+      var failed = document.createElement("div");
+      failed.className = "turn-footer turn-failed";
+      failed.setAttribute("role", "alert");
+      failed.textContent = "The answer could not be loaded. Please ask again.";
+      if (status) { status.replaceWith(failed); } else { reply.appendChild(failed); }
+      reply.querySelector(".answer").setAttribute("aria-busy", "false");
+    });
     document.body.addEventListener("htmx:afterSettle", refreshCount);
     document.body.addEventListener("htmx:sseMessage", refreshCount);
     document.body.addEventListener("htmx:oobAfterSwap", refreshCount);
