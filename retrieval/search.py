@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,6 +119,17 @@ class _Stage:
         self.timer.timings[self.name] = round((time.perf_counter() - self.start) * 1000, 2)
 
 
+_EMBED_POOL: ThreadPoolExecutor | None = None
+
+
+def _embedder() -> ThreadPoolExecutor:
+    global _EMBED_POOL
+    if _EMBED_POOL is None:
+        # Several, so concurrent requests do not queue behind one another's encoding.
+        _EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
+    return _EMBED_POOL
+
+
 def search(
     *,
     scope: TenantScope,
@@ -141,9 +153,9 @@ def search(
     per_leg = per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG
     rerank = rerank or settings.RETRIEVAL_RERANK_MODE
     timer = _Timer()
-    with timer.stage("embed"):
-        if query_vector is None:
-            query_vector = get_encoder().encode_one(query)
+    # The encoder (torch, GIL released) works in a thread while this one waits on PostgreSQL
+    # for the keyword side; "embed" is then only the part of encoding that was not hidden.
+    pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
         terms = query_terms(query, ts_config=ts_config)
         stats = bm25_stats(scope, terms.all)
@@ -154,13 +166,17 @@ def search(
                 terms = QueryTerms(lexemes=lexemes, exact=terms.exact)
                 stats = bm25_stats(scope, terms.all)
     legs: dict[str, list[int]] = {}
-    if mode in ("hybrid", "vector"):
-        with timer.stage("vector"):
-            legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg)]
     if mode in ("hybrid", "keyword"):
         with timer.stage("keyword"):
             hits = keyword_leg(scope, terms.all, stats, limit=per_leg, ranking=keyword_ranking)
             legs["keyword"] = [h.chunk_id for h in hits]
+    with timer.stage("embed"):
+        if pending is not None:
+            query_vector = pending.result()
+    assert query_vector is not None
+    if mode in ("hybrid", "vector"):
+        with timer.stage("vector"):
+            legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg)]
     with timer.stage("fuse"):
         fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
     with timer.stage("evidence"):
