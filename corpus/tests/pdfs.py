@@ -33,6 +33,11 @@ def make_pdf(pages: list[list[str]], *, title: str | None = None) -> bytes:
     catalog = add(b"<< /Type /Catalog /Pages %d 0 R >>" % pages_id)
     info = add(b"<< /Title (" + title.encode("latin-1") + b") >>") if title else None
 
+    return assemble(objects, root=catalog, info=info)
+
+
+def assemble(objects: list[bytes], *, root: int, info: int | None = None) -> bytes:
+    """Numbered objects (1-based), a cross-reference table and a trailer around them."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -42,7 +47,7 @@ def make_pdf(pages: list[list[str]], *, title: str | None = None) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for offset in offsets:
         out += b"%010d 00000 n \n" % offset
-    trailer = b"<< /Size %d /Root %d 0 R" % (len(objects) + 1, catalog)
+    trailer = b"<< /Size %d /Root %d 0 R" % (len(objects) + 1, root)
     if info:
         trailer += b" /Info %d 0 R" % info
     out += b"trailer\n" + trailer + b" >>\nstartxref\n%d\n%%%%EOF\n" % xref

@@ -13,7 +13,7 @@ from conftest import Cast
 from corpus.embedding import Encoder
 from corpus.ingest import ingest_paths
 from corpus.tests.helpers import documents, stored_chunks
-from corpus.tests.pdfs import make_pdf
+from corpus.tests.pdfs import assemble, make_pdf
 
 
 def pdf_with_stream(stream: bytes) -> bytes:
@@ -28,17 +28,7 @@ def pdf_with_stream(stream: bytes) -> bytes:
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Catalog /Pages 4 0 R >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 5 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return assemble(objects, root=5)
 
 
 def too_many_pages() -> bytes:
