@@ -216,6 +216,7 @@ RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
+# For the `llm` reranker: "answering.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
 RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")
 RERANKERS = {
     "cross_encoder": "retrieval.rerankers.cross_encoder.CrossEncoderReranker",
@@ -268,6 +269,11 @@ API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120)
 RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0)
 # Questions per minute per client address on the chat page (answering/web); 0 turns it off.
 CHAT_RATE_LIMIT_PER_ADDRESS = env_int("CHAT_RATE_LIMIT_PER_ADDRESS", default=20)
+# Sign-in attempts (the admin login) per window, per username and per client address; a
+# successful sign-in gives its attempt back (tenants/loginlimits.py, docs/decisions/0025).
+LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", default=10)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", default=20)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", default=15 * 60)
 
 LOGGING = {
     "version": 1,

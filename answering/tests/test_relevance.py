@@ -1,0 +1,46 @@
+"""The `llm` reranker wired to the provider chain, against the fake provider (a real local server)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from answering.providers import ProviderConfig, build_provider
+from answering.providers.chain import ProviderChain
+from answering.relevance import llm_relevance
+from answering.tests.fake_provider import fake_provider
+from retrieval.rerankers.llm import LlmPointwiseReranker
+
+
+def grade(value: object) -> tuple[str, str]:
+    return ("ok", json.dumps({"relevance": value}))
+
+
+def test_llm_reranker_orders_by_the_models_grades(provider_keys: None) -> None:
+    with fake_provider() as (url, script):
+        chain = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "gpt-4o-mini", 5))])
+        script.openai.extend([grade(10), grade(95), grade(60)])
+        reranker = LlmPointwiseReranker(scorer=lambda q, t: llm_relevance(q, t, chain=chain))
+        scores = reranker.score("how do refunds work", ["about webhooks", "refunds take 5 days", "refund fees"])
+        sent = [r["body"] for r in script.requests]
+    assert [round(s.probability, 2) for s in scores] == [0.1, 0.95, 0.6]
+    assert scores[1].logit > scores[2].logit > scores[0].logit
+    assert all(body["temperature"] == 0 for body in sent)
+    assert "refunds take 5 days" in sent[1]["messages"][-1]["content"]
+
+
+def test_unusable_grades_are_neutral_never_a_crash(provider_keys: None) -> None:
+    with fake_provider() as (url, script):
+        chain = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "gpt-4o-mini", 5))])
+        script.openai.extend([("ok", "not json"), grade("high"), ("status", (500, None, "boom")), ("status", (500, None, "boom"))])
+        values = [llm_relevance("q", "t", chain=chain) for _ in range(3)]
+    assert values == [0.5, 0.5, 0.5]
+
+
+@pytest.mark.parametrize("value, expected", [(-5, 0.0), (250, 1.0), ("70", 0.7)])
+def test_grades_are_clamped_to_a_probability(provider_keys: None, value: object, expected: float) -> None:
+    with fake_provider() as (url, script):
+        chain = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "gpt-4o-mini", 5))])
+        script.openai.append(grade(value))
+        assert llm_relevance("q", "t", chain=chain) == pytest.approx(expected)
