@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from config import health
 from config.api import api, openai_api
+from tenants.loginlimits import login_rate_limited
 
 admin.site.site_header = "Answerdesk console"
 admin.site.site_title = "Answerdesk"
@@ -10,6 +11,8 @@ admin.site.index_title = "Support operations"
 
 urlpatterns = [
     path("health", health.health, name="health"),
+    # Ahead of the admin's own login URL, which it shadows: same view, with attempt limits.
+    path("admin/login/", login_rate_limited(admin.site.login)),
     path("admin/", admin.site.urls),
     path("api/v1/openai/", openai_api.urls),
     path("api/v1/", api.urls),
