@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
+from django.db import OperationalError as DatabaseUnavailable
+from django.db import InterfaceError as DatabaseConnectionLost
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -31,6 +33,8 @@ from tenants.apikeys import KeyPrincipal, address_rate_limit, api_key_authentica
 from tenants.ratelimit import client_address
 
 log = logging.getLogger(__name__)
+# Seconds a client is asked to wait when the database is unreachable; reconnecting is per request.
+_DATABASE_RETRY_AFTER = 5
 _TOO_LONG = {"string_too_long", "too_long", "bytes_too_long"}
 
 
@@ -114,6 +118,11 @@ def classify(exc: Exception) -> ErrorInfo:
         return ErrorInfo(413, "payload_too_large", str(exc) or "the request is too large")
     if isinstance(exc, SuspiciousOperation):
         return ErrorInfo(400, "bad_request", "the request was malformed")
+    if isinstance(exc, (DatabaseUnavailable, DatabaseConnectionLost)):
+        # Down or restarting: a retryable 503, not a 500 that reads like a bug in the request.
+        log.warning("database unavailable: %s", exc.__class__.__name__)
+        return ErrorInfo(503, "service_unavailable", "the database is unreachable; retry shortly",
+                         _DATABASE_RETRY_AFTER)
     log.exception("unhandled API error", exc_info=exc)
     return ErrorInfo(500, "internal_error", "something went wrong on our side")
 
