@@ -40,20 +40,28 @@ new MutationObserver(() => {
 })()"""
 
 
+def off_loop(django_db_blocker: Any, work: Callable[[], Any]) -> Any:
+    def run() -> Any:
+        try:
+            with django_db_blocker.unblock():
+                return work()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
+
+
 @pytest.fixture
 def read_db(django_db_blocker: Any) -> Callable[[Callable[[], Any]], Any]:
-    def run(query: Callable[[], Any]) -> Any:
-        def work() -> Any:
-            try:
-                with django_db_blocker.unblock():
-                    return query()
-            finally:
-                connections.close_all()
+    return lambda query: off_loop(django_db_blocker, query)
 
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(work).result()
 
-    return run
+@pytest.fixture
+def paylane_corpus(request: pytest.FixtureRequest, live_url: str, django_db_blocker: Any) -> Any:
+    """The committed demo corpus, loaded once per session but off this thread: a browser test
+    of another module may already have started Playwright, after which this thread cannot query."""
+    return off_loop(django_db_blocker, lambda: request.getfixturevalue("demo_corpus"))
 
 
 @pytest.fixture
@@ -62,9 +70,8 @@ def problems() -> list[str]:
     return []
 
 
-# The database and the corpus come before the browser: once Playwright runs, this thread cannot migrate.
 @pytest.fixture
-def chat(live_url: str, demo_corpus: Any, page: Any, problems: list[str]) -> Iterator[Any]:
+def chat(live_url: str, paylane_corpus: Any, page: Any, problems: list[str]) -> Iterator[Any]:
     """The PayLane chat page, loaded; fails the test on any script error or failed request."""
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("console", lambda message: problems.append(f"console: {message.text}")
@@ -153,7 +160,7 @@ def test_an_abstention_shows_the_escalation_notice(chat: Any, read_db: Any) -> N
     assert f"E-{escalation.pk}" in notice.inner_text() and escalation.status == "open"
 
 
-def test_on_a_phone_the_sources_are_a_sheet_that_a_marker_tap_opens(live_url: str, demo_corpus: Any,
+def test_on_a_phone_the_sources_are_a_sheet_that_a_marker_tap_opens(live_url: str, paylane_corpus: Any,
                                                                    chromium: Any) -> None:
     context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     try:
