@@ -195,6 +195,15 @@ def test_abstention_shows_the_escalation_notice_and_no_sources(client: Client, d
 
 
 @pytest.mark.django_db
+def test_a_greeting_gets_a_reply_without_sources_feedback_or_escalation(client: Client, acme: Cast) -> None:
+    done = done_of(ask_and_stream(client, "acme", "Hello!"))
+    assert 'data-action="greeting"' in done and "Nothing to look up" in done
+    assert 'name="vote"' not in done and "escalation-notice" not in done
+    with tenant_context(acme.tenant.id):
+        assert not Trace.objects.exists()
+
+
+@pytest.mark.django_db
 def test_follow_up_sends_history_and_the_trace_counts_it(client: Client, demo_corpus: Any) -> None:
     history = [{"role": "user", "content": "What does error PL-4031 mean?"},
                {"role": "assistant", "content": "PL-4031 is returned when the card issuer declines. [1]"}]

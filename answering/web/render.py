@@ -39,9 +39,10 @@ def answer_html(*, text: str, sources: Sequence[dict[str, Any]], turn_id: str) -
     return mark_safe("".join(parts))
 
 
-def sources_html(*, sources: Sequence[dict[str, Any]], turn_id: str, final: bool) -> str:
+def sources_html(*, sources: Sequence[dict[str, Any]], turn_id: str, final: bool, action: str = "") -> str:
     items = [{**s, "dom_id": source_dom_id(turn_id, s["number"])} for s in sources]
-    return render_to_string(f"{PAGE}#sources", {"sources": items, "final": final, "turn_id": turn_id})
+    return render_to_string(f"{PAGE}#sources", {"sources": items, "final": final, "turn_id": turn_id,
+                                                "action": action})
 
 
 def done_html(*, tenant_slug: str, tenant_id: int, turn_id: str, result: Any) -> str:
@@ -52,7 +53,8 @@ def done_html(*, tenant_slug: str, tenant_id: int, turn_id: str, result: Any) ->
     return render_to_string(f"{PAGE}#done", {
         "tenant_slug": tenant_slug, "turn_id": turn_id, "result": result,
         "answer": answer_html(text=result.text, sources=sources, turn_id=turn_id),
-        "sources_fragment": mark_safe(sources_html(sources=sources, turn_id=turn_id, final=True)),
+        "sources_fragment": mark_safe(sources_html(sources=sources, turn_id=turn_id, final=True,
+                                                       action=result.action)),
         "source_count": len(sources),
         "ticket": feedback_ticket_issue(tenant_id=tenant_id, trace_id=result.trace_id) if result.trace_id else "",
     })
