@@ -119,7 +119,7 @@ def test_sources_fill_before_the_first_answer_token_and_a_marker_opens_its_sourc
     source = chat.locator(f"#{target}")
     assert source.get_attribute("open") is not None
     assert source.locator(".source-snippet").is_visible() and source.locator(".source-path").is_visible()
-    assert chat.evaluate("document.activeElement.closest('details') && document.activeElement.closest('details').id") == target
+    assert chat.evaluate("document.activeElement.closest('details')?.id") == target
     if os.environ.get("SAVE_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         chat.screenshot(path=str(SCREENSHOTS / "chat.png"))

@@ -32,8 +32,9 @@ def answer_html(*, text: str, sources: Sequence[dict[str, Any]], turn_id: str) -
             parts.append(escape(match.group(0)))
         else:
             dom_id = source_dom_id(turn_id, source["number"])
-            parts.append(format_html('<a class="marker" href="#{}" data-source="{}" aria-label="source {}: {}">[{}]</a>',
-                                     dom_id, dom_id, source["number"], source["title"], source["number"]))
+            parts.append(format_html(
+                '<a class="marker" href="#{}" data-source="{}" aria-label="source {}: {}">[{}]</a>',
+                dom_id, dom_id, source["number"], source["title"], source["number"]))
         last = match.end()
     parts.append(escape(text[last:]))
     return mark_safe("".join(parts))

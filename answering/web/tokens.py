@@ -53,7 +53,8 @@ def stream_token_read(*, token: str, tenant_id: int, user_id: int | None) -> Str
     if payload.get("t") != tenant_id or payload.get("u") != user_id:
         raise TokenForeign("issued for another tenant or visitor")
     return StreamRequest(tenant_id=payload["t"], user_id=payload["u"], audiences=list(payload["a"]),
-                         question=str(payload["q"]), history=list(payload["h"]), conversation_id=str(payload["c"]), turn_id=str(payload["d"]))
+                         question=str(payload["q"]), history=list(payload["h"]), conversation_id=str(payload["c"]),
+                         turn_id=str(payload["d"]))
 
 
 def feedback_ticket_issue(*, tenant_id: int, trace_id: int) -> str:
