@@ -12,11 +12,12 @@ from typing import Any, Literal
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
-from answering.api_stream import is_asgi, sse, sse_response
+from answering.sse import is_asgi, sse, sse_response
 from answering.pipeline import MAX_QUESTION_CHARS, AnswerResult, Event, QuestionRejected, answer, answer_stream
 from answering.records import feedback_record
 from tenants.apierrors import InvalidRequest, NotFound
 from tenants.apikeys import KeyPrincipal
+from tenants.apitypes import STRICT, JsonInt, Vote
 
 log = logging.getLogger(__name__)
 MAX_HISTORY_TURNS = 20
@@ -39,11 +40,15 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 413: ErrorOut, 415: ErrorOut, 422: Error
 
 
 class Turn(Schema):
+    model_config = STRICT
+
     role: Literal["user", "assistant"]
     content: str = Field(..., max_length=MAX_QUESTION_CHARS)
 
 
 class AskIn(Schema):
+    model_config = STRICT
+
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[Turn] = Field(default_factory=list, max_length=MAX_HISTORY_TURNS,
                                 description="Earlier turns, oldest first; the server keeps no session.")
@@ -76,8 +81,10 @@ class AskOut(Schema):
 
 
 class FeedbackIn(Schema):
-    trace_id: int = Field(..., ge=1)
-    vote: Literal[1, -1]
+    model_config = STRICT
+
+    trace_id: JsonInt = Field(..., ge=1)
+    vote: Vote
     comment: str = Field("", max_length=MAX_COMMENT_CHARS)
 
 
@@ -118,8 +125,14 @@ def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
 
 _ASK_200 = {"description": "The answer, as JSON or as server-sent events", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/AskOut"}},
-    "text/event-stream": {"schema": {"type": "string",
-                                     "description": "events `sources`, then `token`…, then `done` (trace id)"}},
+    # OpenAPI 3.1 reads an event stream's schema as the schema of each event.
+    "text/event-stream": {"schema": {
+        "type": "object", "required": ["event", "data"],
+        "description": "`sources` (what retrieval found), then `token`…, then `done` (an AskOut with the trace "
+                       "id); `error` instead of `done` if the answer fails midway",
+        "properties": {"event": {"enum": ["sources", "token", "done", "error"]},
+                       "data": {"type": "string", "contentMediaType": "application/json"}},
+    }},
 }}
 
 

@@ -11,12 +11,12 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, JsonResponse
 from ninja import Field, Router, Schema
 
-from answering.api_stream import is_asgi, sse, sse_response
+from answering.sse import is_asgi, sse, sse_response
 from answering.openai_messages import (
     MODELS, Conversation, conversation_from, extension, model_uses_chain, openai_request_record, sources_footer,
     usage,
@@ -24,6 +24,7 @@ from answering.openai_messages import (
 from answering.pipeline import AnswerResult, Event, QuestionRejected, answer, answer_stream
 from tenants.apierrors import InvalidRequest
 from tenants.apikeys import KeyPrincipal
+from tenants.apitypes import JSON_INTEGER, STRICT
 
 log = logging.getLogger(__name__)
 router = Router(tags=["openai"])
@@ -32,21 +33,29 @@ MAX_MESSAGE_CHARS = 32_000
 
 
 class ContentPart(Schema):
+    model_config = STRICT
+
     type: str = Field(..., max_length=32)
     text: str | None = Field(None, max_length=MAX_MESSAGE_CHARS)
 
 
 class ChatMessage(Schema):
+    model_config = STRICT
+
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[ContentPart] | None = Field(None, max_length=MAX_MESSAGE_CHARS)
     name: str | None = Field(None, max_length=256)
 
 
 class StreamOptions(Schema):
+    model_config = STRICT
+
     include_usage: bool = False
 
 
 class ChatIn(Schema):
+    model_config = STRICT
+
     model: str = Field(..., min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
@@ -55,10 +64,36 @@ class ChatIn(Schema):
     # the server's token budget) is ours, so they do not change what is said.
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
-    max_tokens: int | None = Field(None, ge=1, le=131_072)
-    max_completion_tokens: int | None = Field(None, ge=1, le=131_072)
-    n: int | None = Field(None, ge=1, le=1)
+    max_tokens: Annotated[int, Field(ge=1, le=131_072), JSON_INTEGER] | None = None
+    max_completion_tokens: Annotated[int, Field(ge=1, le=131_072), JSON_INTEGER] | None = None
+    n: Annotated[int, Field(ge=1, le=1), JSON_INTEGER] | None = None
     user: str | None = Field(None, max_length=256)
+
+
+class OpenAIErrorDetail(Schema):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class OpenAIErrorOut(Schema):
+    error: OpenAIErrorDetail
+
+
+# Every status config/api.py's openai_error can answer with, so the document lists what clients meet.
+ERRORS = {code: OpenAIErrorOut for code in (400, 401, 404, 413, 415, 429)}
+
+
+def _ok(description: str, *, streams: bool = False) -> dict[str, Any]:
+    """A 200 documented by hand: the views return their JSON (and event streams) directly."""
+    content: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
+    if streams:
+        # OpenAPI 3.1 reads an event stream's schema as the schema of each event.
+        content["text/event-stream"] = {"schema": {
+            "type": "object", "required": ["data"], "properties": {"data": {"type": "string"}},
+            "description": "`data:` lines holding chat.completion.chunk objects, then `data: [DONE]`"}}
+    return {"responses": {"200": {"description": description, "content": content}}}
 
 
 def _completion_text(result: AnswerResult) -> str:
@@ -71,7 +106,8 @@ def _record(principal: KeyPrincipal, body: ChatIn, conversation: Conversation, r
                           max_tokens=body.max_tokens or body.max_completion_tokens)
 
 
-@router.post("/chat/completions", summary="Chat Completions: a cited, tenant-scoped answer")
+@router.post("/chat/completions", response=ERRORS, summary="Chat Completions: a cited, tenant-scoped answer",
+             openapi_extra=_ok("A chat.completion, or chat.completion.chunk events when streamed", streams=True))
 def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     uses_chain = model_uses_chain(body.model)
@@ -140,13 +176,14 @@ def _chunks(principal: KeyPrincipal, body: ChatIn, conversation: Conversation, f
     yield sse("[DONE]")
 
 
-@router.get("/models", summary="The models this key can use")
+@router.get("/models", response=ERRORS, summary="The models this key can use",
+            openapi_extra=_ok("A list of model objects"))
 def models(request: HttpRequest) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     return JsonResponse({"object": "list", "data": [_model(principal, name) for name in MODELS]})
 
 
-@router.get("/models/{model_id}", summary="One model")
+@router.get("/models/{model_id}", response=ERRORS, summary="One model", openapi_extra=_ok("A model object"))
 def model_detail(request: HttpRequest, model_id: str) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     model_uses_chain(model_id)

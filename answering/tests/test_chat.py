@@ -16,7 +16,7 @@ from django.test import Client
 
 from answering.models import Escalation, Trace
 from answering.tests.chat_helpers import ask, ask_and_stream, done_of, read_events, stream_url
-from answering.web.stream import paced
+from answering.sse import paced
 from answering.web.tokens import STREAM_SALT, feedback_ticket_issue
 from conftest import Cast
 from tenants import actions

@@ -1,17 +1,14 @@
 """The answer as server-sent events: `sources` (HTML), `token` (escaped text pieces), `done` (HTML).
 
-Under ASGI Django buffers a synchronous iterator completely before sending it, so the
-response gets an async generator that advances the synchronous pipeline one event at a time
-in the request's thread (`sync_to_async`, thread-sensitive: the database connection and its
-row-level security settings stay on one thread).
+Pacing under ASGI (one event at a time, on the request's thread) is answering.sse.paced,
+shared with the API.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
-from asgiref.sync import sync_to_async
 from django.utils.html import escape
 
 from answering.pipeline import QuestionRejected, answer_stream
@@ -20,7 +17,6 @@ from answering.web.tokens import StreamRequest
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
-_END = object()
 
 
 def sse_event(name: str, data: str) -> bytes:
@@ -55,16 +51,3 @@ def chat_events(*, tenant: Tenant, ask: StreamRequest) -> Iterator[bytes]:
 def failed_events(*, message: str) -> Iterator[bytes]:
     yield sse_event("done", render.failed_html(message=message))
 
-
-async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
-    step = sync_to_async(next, thread_sensitive=True)
-    try:
-        while True:
-            chunk = await step(events, _END)
-            if chunk is _END:
-                return
-            yield chunk  # type: ignore[misc]
-    finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            await sync_to_async(close, thread_sensitive=True)()

@@ -13,9 +13,10 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
 from answering.records import feedback_record
+from answering.sse import paced
 from answering.web import access, render as fragments
 from answering.web.questions import AskInvalid, ask_input_parse
-from answering.web.stream import chat_events, failed_events, paced
+from answering.web.stream import chat_events, failed_events
 from answering.web.tokens import (STREAM_MAX_AGE_SECONDS, StreamRequest, TokenForeign, TokenInvalid,
                                   feedback_ticket_read, stream_token_issue, stream_token_read)
 from tenants.ratelimit import client_address, rate_limit

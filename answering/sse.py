@@ -1,4 +1,4 @@
-"""Server-sent events for the API: JSON payloads, paced one event at a time under ASGI.
+"""Server-sent events, for the API (JSON payloads) and the chat page (HTML fragments).
 
 Under ASGI Django drains a synchronous iterator completely before sending it, which would
 turn a stream into one late response; so the response gets an async generator that advances
@@ -25,7 +25,7 @@ def sse(data: Any, *, event: str | None = None) -> bytes:
     return f"{head}data: {body}\n\n".encode()
 
 
-async def _paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
+async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
     step = sync_to_async(next, thread_sensitive=True)
     try:
         while True:
@@ -41,7 +41,7 @@ async def _paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
 
 def sse_response(events: Iterator[bytes], *, asynchronous: bool) -> StreamingHttpResponse:
     """`asynchronous` under ASGI; the WSGI server and the test client iterate the plain generator."""
-    response = StreamingHttpResponse(_paced(events) if asynchronous else events, content_type="text/event-stream")
+    response = StreamingHttpResponse(paced(events) if asynchronous else events, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx would otherwise hold the events back
     return response
