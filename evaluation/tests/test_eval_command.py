@@ -41,7 +41,7 @@ def test_eval_writes_json_and_html_with_the_required_keys(demo_corpus: Any, tmp_
     report = json.loads((tmp_path / "r.json").read_text())
     metrics = report["arms"]["hybrid"]["metrics"]
     for key in ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10", "abstention_precision",
-                "abstention_recall", "fact_coverage", "latency_ms_p50", "latency_ms_p95", "page_recall@5"]:
+                "abstention_recall", "fact_coverage", "latency_ms_p50", "latency_ms_p95", "page_recall@5", "page_mrr"]:
         assert key in metrics
     assert metrics["recall@5"] == 1.0 and metrics["fact_coverage"] == 1.0
     assert metrics["abstention_recall"] == 1.0 and report["arms"]["hybrid"]["hard_failures"] == []

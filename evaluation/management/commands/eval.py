@@ -49,7 +49,7 @@ class Command(BaseCommand):
             self.stderr.write(self.style.ERROR(f"set error: {error}"))
         width = max(len(a) for a in arms)
         keys = [f"recall@{k}" for k in ks] + [f"page_recall@{k}" for k in ks] + [
-            "mrr", "ndcg@10", "abstention_precision", "abstention_recall", "fact_coverage", "latency_ms_p50",
+            "mrr", "page_mrr", "ndcg@10", "abstention_precision", "abstention_recall", "fact_coverage", "latency_ms_p50",
             "judge_faithfulness", "judge_citation_support"]
         self.stdout.write(" " * (width + 2) + "  ".join(f"{k:>10}" for k in keys))
         for arm, data in report["arms"].items():
