@@ -19,6 +19,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooMa
 from django.db import OperationalError as DatabaseUnavailable
 from django.db import InterfaceError as DatabaseConnectionLost
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI, Router
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
@@ -118,6 +119,9 @@ def classify(exc: Exception) -> ErrorInfo:
         return ErrorInfo(413, "payload_too_large", str(exc) or "the request is too large")
     if isinstance(exc, SuspiciousOperation):
         return ErrorInfo(400, "bad_request", "the request was malformed")
+    if isinstance(exc, MultiPartParserError):
+        # e.g. multipart/form-data without a boundary (found by schemathesis; it was a 500).
+        return ErrorInfo(400, "bad_request", f"the multipart body is malformed: {exc}")
     if isinstance(exc, (DatabaseUnavailable, DatabaseConnectionLost)):
         # Down or restarting: a retryable 503, not a 500 that reads like a bug in the request.
         log.warning("database unavailable: %s", exc.__class__.__name__)

@@ -139,7 +139,8 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-MEDIA_ROOT = BASE_DIR / "var" / "media"
+# Uploads awaiting ingestion; a test server gets a temporary one so fuzzed uploads land nowhere real.
+MEDIA_ROOT = Path(env_optional("MEDIA_ROOT") or BASE_DIR / "var" / "media")
 
 # --- Background tasks (django-tasks backport of Django 6's django.tasks) --------------------
 TASKS = {

@@ -7,7 +7,7 @@ public-only key cannot plant internal documents.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -53,13 +53,15 @@ def _job_body(job: IngestJob) -> dict[str, Any]:
             "created_at": job.created_at, "started_at": job.started_at, "finished_at": job.finished_at}
 
 
-@router.post("/documents", response={202: JobOut, 401: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut},
+@router.post("/documents", response={202: JobOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut,
+                                     429: ErrorOut},
              summary="Upload files (Markdown, HTML, text, PDF) for ingestion; returns the job to poll")
 def documents_upload(
     request: HttpRequest,
-    files: list[UploadedFile] = File(..., description=f"up to {MAX_UPLOAD_FILES} files"),
+    files: list[UploadedFile] = File(..., min_length=1, description=f"up to {MAX_UPLOAD_FILES} files"),
     audience: str = Form("public", max_length=63),
-    source_type: str = Form("doc", max_length=16, description=", ".join(SOURCE_TYPES)),
+    # A Literal, so the document lists the allowed values (an enum) instead of any string.
+    source_type: Literal[SOURCE_TYPES] = Form("doc"),  # type: ignore[valid-type]
 ) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     if len(files) > MAX_UPLOAD_FILES:
@@ -69,7 +71,9 @@ def documents_upload(
         if upload.size is not None and upload.size > limit:
             raise PayloadTooLarge(f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,}")
     if audience not in principal.audiences:
-        raise InvalidRequest(f"this key cannot write to audience {audience!r}")
+        # 403, not 422: the body is well-formed, the key lacks the right. The same answer for an
+        # audience that does not exist, so it confirms nothing.
+        raise InvalidRequest(f"this key cannot write to audience {audience!r}", status=403, code="forbidden")
     try:
         job = ingest_job_create(tenant=principal.tenant, files=files, audience=audience, source_type=source_type)
     except UploadRejected as exc:
@@ -77,7 +81,7 @@ def documents_upload(
     return Status(202, _job_body(job))
 
 
-@router.get("/jobs/{job_id}", response={200: JobOut, 401: ErrorOut, 404: ErrorOut, 429: ErrorOut},
+@router.get("/jobs/{job_id}", response={200: JobOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut, 429: ErrorOut},
             summary="An ingestion job's status and report")
 def job_detail(request: HttpRequest, job_id: int) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
