@@ -31,7 +31,8 @@ from config.liveserver import serve
 
 QUESTION = "What does error PL-4031 mean?"
 PROVIDER_TIMEOUT = 2
-HANG = PROVIDER_TIMEOUT + 2
+# Far past the timeout, so an answer that waited for a hanging provider could not pass the time bound.
+HANG = 40
 
 
 def _closed_port() -> int:
@@ -187,8 +188,8 @@ def test_a_provider_fault_is_a_clean_abstention_with_an_escalation(
     assert escalation.reason == "providers_failed" and escalation.status == "open"
     assert trace.pk == body["trace_id"] and trace.action == "escalated"
     assert [a["kind"] for a in trace.details["attempts"]] == kinds
-    # Each hanging provider costs its timeout, not the hang (and never an unbounded wait).
-    assert elapsed < 3 * PROVIDER_TIMEOUT + 30
+    # Each hanging provider costs its timeout, not the hang; the rest is retrieval on a busy machine.
+    assert elapsed < 2 * PROVIDER_TIMEOUT + 25 < HANG, elapsed
 
 
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="stops the embedded server")
