@@ -47,7 +47,8 @@ class Turn(Schema):
 
 
 class AskIn(Schema):
-    model_config = STRICT
+    # The example shows in the docs and is the first request schemathesis sends.
+    model_config = {**STRICT, "json_schema_extra": {"examples": [{"question": "What does error PL-4031 mean?"}]}}
 
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[Turn] = Field(default_factory=list, max_length=MAX_HISTORY_TURNS,

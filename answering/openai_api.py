@@ -15,12 +15,15 @@ from typing import Annotated, Any, Literal
 
 from django.http import HttpRequest, JsonResponse
 from ninja import Field, Router, Schema
+from ninja import Path as PathParam
+from pydantic import BaseModel
 
 from answering.sse import is_asgi, sse, sse_response
 from answering.openai_messages import (
     MODELS, Conversation, conversation_from, extension, model_uses_chain, openai_request_record, sources_footer,
     usage,
 )
+from answering.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
 from answering.pipeline import AnswerResult, Event, QuestionRejected, answer, answer_stream
 from tenants.apierrors import InvalidRequest
 from tenants.apikeys import KeyPrincipal
@@ -47,14 +50,18 @@ class ChatMessage(Schema):
     name: str | None = Field(None, max_length=256)
 
 
-class StreamOptions(Schema):
+class StreamOptions(BaseModel):
+    # Not a ninja Schema: its validator reads attributes off any object, so with every field
+    # defaulted a list or a string passed as a valid StreamOptions (found by schemathesis).
     model_config = STRICT
 
     include_usage: bool = False
 
 
 class ChatIn(Schema):
-    model_config = STRICT
+    # The example shows in the docs and is the first request schemathesis sends.
+    model_config = {**STRICT, "json_schema_extra": {"examples": [
+        {"model": "answerdesk", "messages": [{"role": "user", "content": "What does error PL-4031 mean?"}]}]}}
 
     model: str = Field(..., min_length=1, max_length=100)
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=MAX_MESSAGES)
@@ -70,32 +77,6 @@ class ChatIn(Schema):
     user: str | None = Field(None, max_length=256)
 
 
-class OpenAIErrorDetail(Schema):
-    message: str
-    type: str
-    param: str | None = None
-    code: str | None = None
-
-
-class OpenAIErrorOut(Schema):
-    error: OpenAIErrorDetail
-
-
-# Every status config/api.py's openai_error can answer with, so the document lists what clients meet.
-ERRORS = {code: OpenAIErrorOut for code in (400, 401, 404, 413, 415, 429)}
-
-
-def _ok(description: str, *, streams: bool = False) -> dict[str, Any]:
-    """A 200 documented by hand: the views return their JSON (and event streams) directly."""
-    content: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
-    if streams:
-        # OpenAPI 3.1 reads an event stream's schema as the schema of each event.
-        content["text/event-stream"] = {"schema": {
-            "type": "object", "required": ["data"], "properties": {"data": {"type": "string"}},
-            "description": "`data:` lines holding chat.completion.chunk objects, then `data: [DONE]`"}}
-    return {"responses": {"200": {"description": description, "content": content}}}
-
-
 def _completion_text(result: AnswerResult) -> str:
     return result.text + sources_footer(result)
 
@@ -106,8 +87,8 @@ def _record(principal: KeyPrincipal, body: ChatIn, conversation: Conversation, r
                           max_tokens=body.max_tokens or body.max_completion_tokens)
 
 
-@router.post("/chat/completions", response=ERRORS, summary="Chat Completions: a cited, tenant-scoped answer",
-             openapi_extra=_ok("A chat.completion, or chat.completion.chunk events when streamed", streams=True))
+@router.post("/chat/completions", response={200: ChatCompletionOut, **ERRORS},
+             summary="Chat Completions: a cited, tenant-scoped answer", openapi_extra=STREAMED)
 def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     uses_chain = model_uses_chain(body.model)
@@ -176,15 +157,14 @@ def _chunks(principal: KeyPrincipal, body: ChatIn, conversation: Conversation, f
     yield sse("[DONE]")
 
 
-@router.get("/models", response=ERRORS, summary="The models this key can use",
-            openapi_extra=_ok("A list of model objects"))
+@router.get("/models", response={200: ModelListOut, **ERRORS}, summary="The models this key can use")
 def models(request: HttpRequest) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     return JsonResponse({"object": "list", "data": [_model(principal, name) for name in MODELS]})
 
 
-@router.get("/models/{model_id}", response=ERRORS, summary="One model", openapi_extra=_ok("A model object"))
-def model_detail(request: HttpRequest, model_id: str) -> Any:
+@router.get("/models/{model_id}", response={200: ModelOut, **ERRORS}, summary="One model")
+def model_detail(request: HttpRequest, model_id: str = PathParam(..., example="answerdesk-extractive")) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     model_uses_chain(model_id)
     return JsonResponse(_model(principal, model_id))

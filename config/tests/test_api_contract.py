@@ -45,7 +45,8 @@ def test_feedback_types_follow_json_schema(key: str, client: Client, vote: Any, 
     assert response.status_code == status, response.content
 
 
-@pytest.mark.parametrize("extra", [{"stream": 0}, {"n": "1"}, {"max_tokens": True}, {"temperature": "0.5"}])
+@pytest.mark.parametrize("extra", [{"stream": 0}, {"n": "1"}, {"max_tokens": True}, {"temperature": "0.5"},
+                                   {"stream_options": [None, None]}, {"stream_options": "yes"}])
 def test_openai_refuses_coerced_values_with_a_400_error_object(key: str, client: Client, extra: dict[str, Any]) -> None:
     response = chat(client, key, {"model": "answerdesk-extractive",
                                   "messages": [{"role": "user", "content": QUESTION}], **extra})
@@ -79,5 +80,9 @@ def test_the_documents_describe_what_the_server_enforces(db: Any, client: Client
     for path, method in (("/api/v1/openai/chat/completions", "post"), ("/api/v1/openai/models", "get"),
                          ("/api/v1/openai/models/{model_id}", "get")):
         assert {"200", "400", "401", "404", "429"} <= set(openai["paths"][path][method]["responses"]), path
+    ok = {path: openai["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+          for path, method in (("/api/v1/openai/chat/completions", "post"), ("/api/v1/openai/models", "get"),
+                               ("/api/v1/openai/models/{model_id}", "get"))}
+    assert [ref.rsplit("/", 1)[1] for ref in ok.values()] == ["ChatCompletionOut", "ModelListOut", "ModelOut"]
     bounds = openai["components"]["schemas"]["ChatIn"]["properties"]["max_tokens"]["anyOf"][0]
     assert (bounds["minimum"], bounds["maximum"]) == (1, 131_072)
