@@ -63,6 +63,17 @@ def _quiet_platformdirs() -> None:
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 
+def _shared_buffers() -> str:
+    """PostgreSQL's 128MB default holds neither the HNSW index of a 100k-chunk table (216MB) nor
+    a tenant's tsvectors, and every query then copies pages in from the OS cache (the vector
+    leg's first row took 30 ms). Read at start only; a running server keeps its value until
+    it is restarted (`make stop`). docs/decisions/0024-leakproof-search-operators.md"""
+    value = os.environ.get("ANSWERDESK_PG_SHARED_BUFFERS", "1GB").strip()
+    if not value or not value[0].isdigit() or not value.rstrip("kKMGTB").isdigit():
+        raise ValueError(f"ANSWERDESK_PG_SHARED_BUFFERS={value!r} is not a size such as 512MB or 1GB")
+    return value
+
+
 def _start_server(pgdata: Path) -> None:
     """initdb once, then `pg_ctl start` unless a live postmaster already serves this directory.
 
@@ -98,7 +109,8 @@ def _start_server(pgdata: Path) -> None:
         return
     # A postmaster.pid whose process is gone is stale: pg_ctl notices and starts afresh.
     pg_ctl(
-        ["-w", "-t", "60", "-o", '-h ""', "-o", f"-k {pgdata}", "-l", str(pgdata / "log"), "start"],
+        ["-w", "-t", "60", "-o", '-h ""', "-o", f"-k {pgdata}", "-o", f"-c shared_buffers={_shared_buffers()}",
+         "-l", str(pgdata / "log"), "start"],
         pgdata=pgdata, user=user, timeout=90,
     )
 
