@@ -29,6 +29,7 @@ from answering.tests.fake_provider import Script, fake_provider
 from config import embedded_db
 from config.liveserver import serve
 
+pytestmark = pytest.mark.slow  # a uvicorn process of its own
 QUESTION = "What does error PL-4031 mean?"
 PROVIDER_TIMEOUT = 2
 # Far past the timeout, so an answer that waited for a hanging provider could not pass the time bound.

@@ -27,6 +27,7 @@ from schemathesis.config import SchemathesisConfig
 from config import api as config_api
 from config.liveserver import serve
 
+pytestmark = pytest.mark.slow  # a uvicorn process of its own
 MAX_EXAMPLES = 50
 STATUSES: Counter[tuple[str, int]] = Counter()
 
