@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench-ingest pgdocs-eval browser-install
+.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval browser-install
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,21 @@ pgdocs: migrate pgdocs-install
 
 bench-ingest: migrate pgdocs-install
 	$(PY) bench/ingest.py $(PGDOCS)
+
+# Each benchmark is one command and writes bench/results/<name>.json; `make bench` runs them all.
+# Retrieval, cache and load use their own database (var/bench-pgdata), never the product's.
+bench-retrieval: install
+	$(PY) bench/retrieval.py
+
+bench-cache: install
+	$(PY) bench/cache.py
+
+# /api/v1/ask under a bounded load (4 clients, 60 s, loopback) and the server's resident memory.
+bench-load: install
+	$(PY) bench/e2e.py --clients 4 --seconds 60 --cache off
+	$(PY) bench/e2e.py --clients 4 --seconds 60 --cache on
+
+bench: bench-ingest bench-retrieval bench-cache bench-load
 
 # One command: install the manual, ingest it as tenant pgdocs, run the developer set. The
 # indexing arms (naive_chunking, contextual_title) build a shadow tenant once (~25 min each on 2
