@@ -87,9 +87,13 @@ def live_url(django_db_setup: Any) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """A headless Chromium; the test is skipped (said out loud) only when the binary is missing."""
+    """A headless Chromium; the test is skipped (said out loud) only when the binary is missing.
+
+    Module-scoped on purpose: Playwright's sync API keeps an asyncio loop running on the test
+    thread while it is open, and Django then refuses every database call on that thread
+    (SynchronousOnlyOperation) in whatever test runs next; closing it with the module ends that."""
     if not shutil.which(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
     from playwright.sync_api import sync_playwright
