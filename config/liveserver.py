@@ -83,7 +83,9 @@ def serve(extra_env: dict[str, str] | None = None) -> Iterator[str]:
 def live_url(django_db_setup: Any) -> Iterator[str]:
     """Base URL (no trailing slash) of the app served on loopback for the whole session (it
     inherits the throwaway database's environment and loads the model itself)."""
-    with serve() as url:
+    # Every test shares 127.0.0.1, so per-address limits would let one module starve the next
+    # (the chat page's 20 a minute did); limits are tested in-process and with per-key limits.
+    with serve({"CHAT_RATE_LIMIT_PER_ADDRESS": "100000", "API_RATE_LIMIT_PER_ADDRESS": "100000"}) as url:
         yield url
 
 
