@@ -171,8 +171,6 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32)
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
 INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512)
-# Nice value for the ingest writer's PostgreSQL backend on the embedded server (0 = leave it).
-INGEST_WRITER_NICE = env_int("INGEST_WRITER_NICE", default=10)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200)
 # Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per

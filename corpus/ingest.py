@@ -8,7 +8,6 @@ model sees length-sorted batches just as a bare `model.encode` over all texts wo
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -233,29 +232,8 @@ def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> 
     return outcomes
 
 
-def _yield_cpu_to_the_encoder() -> None:
-    """Lower the CPU priority of this thread's PostgreSQL backend (embedded server only).
-
-    The writer's work for window N (HNSW and GIN inserts, BM25 statistics) only has to finish
-    before window N+1 is encoded, while every cycle it takes from torch's two threads adds to
-    the wall time. At nice 10 the backend fills the encoder's idle moments instead of
-    competing with it. Best effort: on a server we do not run (or without the right to renice)
-    nothing changes. docs/decisions/0007-ingest-transactions-and-encode-windows.md
-    """
-    if settings.EMBEDDED_PGDATA is None or settings.INGEST_WRITER_NICE <= 0:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = int(cursor.fetchone()[0])
-    try:
-        os.setpriority(os.PRIO_PROCESS, pid, settings.INGEST_WRITER_NICE)
-    except OSError:
-        pass
-
-
 def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
     try:
-        _yield_cpu_to_the_encoder()
         return _write_group(tenant, group, vectors)
     finally:
         connection.close()  # the writer thread's own connection

@@ -112,33 +112,3 @@ def test_two_ingests_of_one_tenant_are_serialised(
         assert process.wait(timeout=120) == 0
         assert ("doc", "a") in documents(tenant)
 
-
-
-@pytest.mark.django_db(transaction=False)
-def test_ingest_writer_backend_yields_cpu_to_the_encoder_on_the_embedded_server() -> None:
-    """The writer thread's PostgreSQL backend runs at INGEST_WRITER_NICE (root or same user)."""
-    import threading
-
-    from django.conf import settings
-    from django.db import connection
-
-    from corpus.ingest import _yield_cpu_to_the_encoder
-
-    seen: dict[str, int] = {}
-
-    def writer() -> None:
-        try:
-            _yield_cpu_to_the_encoder()
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                pid = int(cursor.fetchone()[0])
-            seen["nice"] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    thread.join()
-    if os.geteuid() != 0:
-        pytest.skip("renicing another user's process needs root here")
-    assert seen["nice"] == settings.INGEST_WRITER_NICE
