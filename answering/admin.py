@@ -89,15 +89,16 @@ class EscalationAdmin(TenantScopedAdmin):
     # -- list actions ------------------------------------------------------------------
     @admin.action(description="Claim selected escalations")
     def claim(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
-        done, refused = escalations.escalations_claim(escalations=list(queryset), user=request.user)
-        self.message_user(request, f"{done} escalation(s) claimed.")
-        for reason in refused:
-            self.message_user(request, reason, messages.WARNING)
+        self._report(request, "claimed", *escalations.escalations_claim(escalations=list(queryset),
+                                                                         user=request.user))
 
     @admin.action(description="Resolve selected escalations (no note)")
     def mark_resolved(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
-        done, refused = escalations.escalations_resolve(escalations=list(queryset), user=request.user)
-        self.message_user(request, f"{done} escalation(s) resolved.")
+        self._report(request, "resolved", *escalations.escalations_resolve(escalations=list(queryset),
+                                                                           user=request.user))
+
+    def _report(self, request: HttpRequest, verb: str, done: int, refused: list[str]) -> None:
+        self.message_user(request, f"{done} escalation(s) {verb}.")
         for reason in refused:
             self.message_user(request, reason, messages.WARNING)
 

@@ -8,7 +8,7 @@ Every write runs inside the escalation's tenant context (row-level security is f
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -122,24 +122,22 @@ def escalation_to_document(*, escalation: Escalation, user: Any, audience: str |
     return job
 
 
-def escalations_claim(*, escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:
-    """The admin action over a selection: how many were claimed, and why the others were not."""
-    claimed, refused = 0, []
+def _each(write: Callable[..., Escalation], escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:
+    """Apply one write to a selection: how many took, and why the others did not."""
+    done, refused = 0, []
     for escalation in escalations:
         try:
-            escalation_claim(escalation=escalation, user=user)
-            claimed += 1
+            write(escalation=escalation, user=user)
+            done += 1
         except EscalationConflict as exc:
             refused.append(str(exc))
-    return claimed, refused
+    return done, refused
+
+
+def escalations_claim(*, escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:
+    """The admin action over a selection: how many were claimed, and why the others were not."""
+    return _each(escalation_claim, escalations, user)
 
 
 def escalations_resolve(*, escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:
-    resolved, refused = 0, []
-    for escalation in escalations:
-        try:
-            escalation_resolve(escalation=escalation, user=user)
-            resolved += 1
-        except EscalationConflict as exc:
-            refused.append(str(exc))
-    return resolved, refused
+    return _each(escalation_resolve, escalations, user)
