@@ -36,9 +36,12 @@ CHUNK_TABLE = "corpus_chunk"
 TERM_STATS_TABLE = "corpus_term_stats"
 AUDIENCE_STATS_TABLE = "corpus_audience_stats"
 
-# Settings a read may tune for its own transaction (pgvector's iterative index scans).
+# Settings a read may tune for its own transaction: pgvector's iterative index scans, and the
+# plan switches a hot read uses to pick its path itself where row-level security leaves the
+# planner's row estimates 10-50x too low (retrieval.legs, docs/decisions/0028).
 _ALLOWED_LOCAL_SETTINGS = {"hnsw.ef_search", "hnsw.iterative_scan", "hnsw.max_scan_tuples", "enable_seqscan",
-                           "enable_indexscan"}
+                           "enable_indexscan", "enable_bitmapscan", "enable_sort", "enable_nestloop",
+                           "enable_hashjoin", "enable_mergejoin"}
 
 _FORBIDDEN = re.compile(
     r"tenant|audience|archived|current_setting|set_config|row_security|app\.|pg_catalog"
@@ -163,8 +166,11 @@ class TenantScope:
         statement = self.compose(query).as_string(None)
         params = {**query.params, **self._params()}
         with self.rls_context() as cursor:
-            for key, value in query.local_settings.items():
-                cursor.execute("SELECT set_config(%s, %s, true)", [key, value])
+            if query.local_settings:  # one round trip for all of them
+                cursor.execute(
+                    "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(query.local_settings)),
+                    [part for item in query.local_settings.items() for part in item],
+                )
             cursor.execute(statement, params)
             columns = [col.name for col in cursor.description]
             rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
