@@ -201,8 +201,9 @@ RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60)
 RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT = env_int("RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT", default=1)
 RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2)
 RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75)
-# Terms in more than this share of visible chunks score but do not select candidates.
-RETRIEVAL_BM25_COMMON_SHARE = env_float("RETRIEVAL_BM25_COMMON_SHARE", default=0.25)
+# The rarest query terms nominate candidates while their document frequencies add up to at
+# most this many chunks; every term scores them (retrieval.legs.nomination_query, 0028).
+RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500)
 RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100)
 # Evidence filter: keyword coverage (IDF-weighted share of query terms) or vector similarity.
 RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)

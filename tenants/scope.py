@@ -29,6 +29,7 @@ import weakref
 
 import numpy as np
 import psycopg
+from django.db import connections
 from tenants.rls import rls_transaction
 from psycopg import sql
 
@@ -221,6 +222,18 @@ class TenantScope:
             {},
         )
         return sum(r[2] for r in rows), sum(r[3] for r in rows)
+
+    def table_rows(self) -> int:
+        """The planner's estimate of the whole chunk table's rows (all tenants; no row is read).
+
+        A count of nobody's data: the vector leg weighs an exact scan of this scope's chunks
+        against an HNSW scan that visits about limit x table/visible rows to keep `limit`.
+        """
+        with connections[self.using].cursor() as cursor:
+            cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = %s::regclass",
+                           [CHUNK_TABLE])
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
 
     def similar_terms(self, term: str, *, limit: int = 3, threshold: float = 0.4) -> list[tuple[str, float, int]]:
         """Vocabulary terms this scope may read that look like `term` (pg_trgm), best first."""
