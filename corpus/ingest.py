@@ -1,4 +1,4 @@
-"""Ingest: files → parsed documents → chunks → embeddings → one transaction per document.
+"""Ingest: files → parsed documents → chunks → embeddings → one transaction per encode window.
 
 The encoder is the cost; everything else is arranged to stay out of its way: parsing and
 chunking run first for the whole set, unchanged documents (same fingerprint) are skipped
@@ -219,17 +219,13 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
 
 
 def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
-    outcomes = []
-    offset = 0
-    for item in group:
-        count = len(item.drafts)
-        outcome, _ = store.write_document(
-            tenant=tenant, parsed=item.parsed, audience_id=item.audience_id, content_hash=item.content_hash,
-            drafts=item.drafts, vectors=vectors[offset : offset + count], blurbs=item.blurbs,
-        )
-        offset += count
-        outcomes.append((outcome, count))
-    return outcomes
+    outcomes = store.write_documents(
+        tenant=tenant,
+        items=[store.DocumentWrite(item.parsed, item.audience_id, item.content_hash, item.drafts, item.blurbs)
+               for item in group],
+        vectors=vectors,
+    )
+    return [(outcome, len(item.drafts)) for (outcome, _), item in zip(outcomes, group)]
 
 
 def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:

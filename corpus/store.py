@@ -1,4 +1,5 @@
-"""Writes of documents and their chunks: one document per transaction.
+"""Writes of documents and their chunks: one transaction per encode window, each document
+in it all or nothing.
 
 Every function runs inside the tenant's chunk writer context (tenants.scope.ChunkWriter),
 which sets the row-level security settings for the transaction; retired chunk ids are handed
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ from corpus.models import Document
 from corpus.parsers import ParsedDocument
 from corpus.terms import exact_terms
 from tenants.models import Tenant
-from tenants.scope import ChunkRow, ChunkWriter
+from tenants.scope import ChunkColumns, ChunkWriter
 
 # Advisory-lock namespace for "one ingest per tenant at a time" (the second key is the tenant).
 INGEST_LOCK_NAMESPACE = 0x1A6E57
@@ -45,73 +47,126 @@ def stored_states(*, tenant: Tenant, source_type: str, slugs: Sequence[str]) -> 
         return {slug: StoredState(pk, digest, status, by is not None) for slug, pk, digest, status, by in rows}
 
 
-def write_document(
-    *,
-    tenant: Tenant,
-    parsed: ParsedDocument,
-    audience_id: int,
-    content_hash: str,
-    drafts: Sequence[ChunkDraft],
-    vectors: np.ndarray,
-    blurbs: Sequence[str] | None = None,
-) -> tuple[str, int]:
-    """Insert or replace one document and all its chunks atomically. Returns (outcome, id)."""
+@dataclass(frozen=True)
+class DocumentWrite:
+    """One parsed document and its chunks, ready to be stored."""
+
+    parsed: ParsedDocument
+    audience_id: int
+    content_hash: str
+    drafts: Sequence[ChunkDraft]
+    blurbs: Sequence[str] | None = None
+
+
+def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: np.ndarray) -> list[tuple[str, int]]:
+    """Insert or replace these documents and all their chunks in one transaction.
+
+    `vectors` holds every item's chunk vectors, in order. Returns (outcome, document id) per
+    item. Each document stays all or nothing: its old chunks go and its new ones arrive in
+    the same transaction, so no reader and no SIGKILL ever sees half of one. One transaction
+    per encode window, not per document, lets one statement insert the window's chunks and
+    count their BM25 statistics once (docs/decisions/0030-one-transaction-per-encode-window.md).
+    """
+    keys = [(item.parsed.source_type, item.parsed.slug) for item in items]
+    if len(set(keys)) < len(keys):
+        # The same document twice in one window (two folders holding the same file name): the
+        # later replaces the earlier, exactly as if each had been written on its own.
+        cut = next(i for i, key in enumerate(keys) if key in keys[:i])
+        split = sum(len(item.drafts) for item in items[:cut])
+        return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split])
+                + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:]))
     writer = ChunkWriter(tenant_id=tenant.id)
-    fields = {
-        "audience_id": audience_id,
+    now = timezone.now()
+    with writer.rls_context() as cursor:
+        stored = {
+            (d.source_type, d.slug): d
+            for d in Document.objects.select_for_update()
+            .filter(tenant=tenant, slug__in=sorted({item.parsed.slug for item in items}))
+            .order_by("pk")
+        }
+        outcomes: list[str] = []
+        documents: list[Document] = []
+        created: list[Document] = []
+        replaced: list[Document] = []
+        for item in items:
+            fields = _document_fields(tenant=tenant, item=item, now=now)
+            document = stored.get((item.parsed.source_type, item.parsed.slug))
+            if document is None:
+                document = Document(tenant=tenant, source_type=item.parsed.source_type, slug=item.parsed.slug,
+                                    created_at=now, **fields)
+                created.append(document)
+                outcomes.append("added")
+            elif document.content_hash == item.content_hash and (
+                document.status == Document.Status.ACTIVE or document.superseded_by_id is not None
+            ):
+                outcomes.append("unchanged")  # another run got here first
+            else:
+                Document.objects.filter(pk=document.pk).update(**fields)
+                replaced.append(document)
+                outcomes.append("changed")
+            documents.append(document)
+        retired = writer.delete_for_documents(cursor, [d.pk for d in replaced]) if replaced else []
+        Document.objects.bulk_create(created)
+        writer.insert_columns(cursor, _chunk_columns(tenant=tenant, items=items, documents=documents,
+                                                     outcomes=outcomes, vectors=vectors))
+        on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired,
+                                 document_ids=[d.pk for d in created + replaced])
+    return [(outcome, document.pk) for outcome, document in zip(outcomes, documents)]
+
+
+def _document_fields(*, tenant: Tenant, item: DocumentWrite, now: datetime) -> dict[str, Any]:
+    parsed = item.parsed
+    return {
+        "audience_id": item.audience_id,
         "title": parsed.title[:500],
         "version": parsed.version[:100],
         "effective_date": parsed.effective_date,
         "status": Document.Status.ACTIVE,
         "superseded_by": None,
-        "content_hash": content_hash,
+        "content_hash": item.content_hash,
         "language": tenant.text_search_config,
         "source_path": parsed.source_path[:1000],
-        "chunk_count": len(drafts),
-        "token_count": sum(d.token_count for d in drafts),
-        "updated_at": timezone.now(),
+        "chunk_count": len(item.drafts),
+        "token_count": sum(d.token_count for d in item.drafts),
+        "updated_at": now,
     }
-    with writer.rls_context() as cursor:
-        existing = (
-            Document.objects.select_for_update()
-            .filter(tenant=tenant, source_type=parsed.source_type, slug=parsed.slug)
-            .first()
-        )
-        retired: list[int] = []
-        if existing is None:
-            document = Document.objects.create(tenant=tenant, source_type=parsed.source_type, slug=parsed.slug,
-                                               **fields)
-            outcome = "added"
-        else:
-            if existing.content_hash == content_hash and (
-                existing.status == Document.Status.ACTIVE or existing.superseded_by_id is not None
-            ):
-                return "unchanged", existing.pk  # another run got here first
-            retired = writer.delete_for_documents(cursor, [existing.pk])
-            Document.objects.filter(pk=existing.pk).update(**fields)
-            document = existing
-            outcome = "changed"
-        writer.insert(
-            cursor,
-            [
-                ChunkRow(
-                    document_id=document.pk,
-                    audience_id=audience_id,
-                    ordinal=ordinal,
-                    heading_path=draft.heading_path,
-                    content=draft.content,
-                    page=draft.page,
-                    token_count=draft.token_count,
-                    embedding=vector,
-                    ts_config=tenant.text_search_config,
-                    context_blurb=blurbs[ordinal] if blurbs else "",
-                    exact_terms=exact_terms(draft.content),
-                )
-                for ordinal, (draft, vector) in enumerate(zip(drafts, vectors))
-            ],
-        )
-        on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired, document_ids=[document.pk])
-    return outcome, document.pk
+
+
+def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents: Sequence[Document],
+                   outcomes: Sequence[str], vectors: np.ndarray) -> ChunkColumns:
+    """The chunks of every added or changed document, as columns (no object per chunk)."""
+    keep: list[np.ndarray] = []
+    document_ids: list[int] = []
+    audience_ids: list[int] = []
+    ordinals: list[int] = []
+    drafts: list[ChunkDraft] = []
+    blurbs: list[str] = []
+    offset = 0
+    for item, document, outcome in zip(items, documents, outcomes):
+        count = len(item.drafts)
+        if outcome != "unchanged":
+            keep.append(np.arange(offset, offset + count))
+            document_ids.extend([document.pk] * count)
+            audience_ids.extend([item.audience_id] * count)
+            ordinals.extend(range(count))
+            drafts.extend(item.drafts)
+            blurbs.extend(item.blurbs if item.blurbs else [""] * count)
+        offset += count
+    contents = [d.content for d in drafts]
+    return ChunkColumns(
+        document_id=document_ids,
+        audience_id=audience_ids,
+        ordinal=ordinals,
+        heading_path=[d.heading_path for d in drafts],
+        content=contents,
+        page=[d.page for d in drafts],
+        token_count=[d.token_count for d in drafts],
+        embedding=vectors[np.concatenate(keep)] if keep else vectors[:0],
+        ts_config=[tenant.text_search_config] * len(drafts),
+        contested=[False] * len(drafts),
+        context_blurb=blurbs,
+        exact_terms=[exact_terms(text) for text in contents],
+    )
 
 
 def archive_documents(*, tenant: Tenant, document_ids: Sequence[int], superseded_by: int | None = None) -> int:

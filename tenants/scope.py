@@ -282,6 +282,45 @@ class ChunkRow:
 
 
 @dataclass(frozen=True)
+class ChunkColumns:
+    """Chunk rows as columns (one sequence per field, all of one length) for a bulk insert.
+
+    The ingest builds these directly: a row object per chunk is Python work on the writer
+    thread that the encoder would wait for.
+    """
+
+    document_id: Sequence[int]
+    audience_id: Sequence[int]
+    ordinal: Sequence[int]
+    heading_path: Sequence[str]
+    content: Sequence[str]
+    page: Sequence[int | None]
+    token_count: Sequence[int]
+    embedding: np.ndarray | Sequence[Sequence[float]]
+    ts_config: Sequence[str]
+    contested: Sequence[bool]
+    context_blurb: Sequence[str]
+    exact_terms: Sequence[Sequence[str]]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[ChunkRow]) -> ChunkColumns:
+        return cls(
+            document_id=[r.document_id for r in rows],
+            audience_id=[r.audience_id for r in rows],
+            ordinal=[r.ordinal for r in rows],
+            heading_path=[r.heading_path for r in rows],
+            content=[r.content for r in rows],
+            page=[r.page for r in rows],
+            token_count=[r.token_count for r in rows],
+            embedding=[np.asarray(r.embedding, dtype=np.float32) for r in rows],
+            ts_config=[r.ts_config for r in rows],
+            contested=[r.contested for r in rows],
+            context_blurb=[r.context_blurb for r in rows],
+            exact_terms=[list(r.exact_terms) for r in rows],
+        )
+
+
+@dataclass(frozen=True)
 class ChunkWriter:
     """Writes a tenant's chunk rows, inside the caller's transaction.
 
@@ -296,42 +335,77 @@ class ChunkWriter:
         return rls_transaction(tenant_id=self.tenant_id, all_audiences=True, using=self.using)
 
     def insert(self, cursor: Any, rows: Sequence[ChunkRow]) -> None:
-        """Insert in one pipelined executemany, vectors in pgvector's binary format.
+        """Insert these rows (and count them into the BM25 statistics) in one statement."""
+        self.insert_columns(cursor, ChunkColumns.from_rows(rows))
 
-        PostgreSQL refuses COPY into a table with row-level security. Text vectors would cost
-        the writer thread ~0.3 ms of Python per chunk while the encoder wants both cores, so
-        this runs on a server-side-binding cursor of the same connection and transaction.
+    def insert_columns(self, cursor: Any, columns: ChunkColumns) -> None:
+        """Insert chunk rows given as columns, and add them to the BM25 statistics.
+
+        One statement per call: each column travels as one array and PostgreSQL unnests them,
+        so the client builds a dozen lists instead of a tuple of parameters per row (the
+        writer thread shares the GIL and both cores with the encoder), and the statistics are
+        counted from the inserted rows' RETURNING instead of reading them back. PostgreSQL
+        refuses COPY into a table with row-level security; an INSERT passes WITH CHECK.
+        Vectors go as one vector[] in pgvector's binary format; each row's exact terms are a
+        slice of one flat text[] (PostgreSQL arrays of arrays must be rectangular).
         """
+        count = len(columns.document_id)
+        if not count:
+            return
         raw = cursor.cursor.connection if hasattr(cursor, "cursor") else cursor.connection
         _ensure_vector_type(raw)
+        flat_terms: list[str] = []
+        term_ends: list[int] = []
+        for terms in columns.exact_terms:
+            flat_terms.extend(terms)
+            term_ends.append(len(flat_terms))
+        vectors = np.asarray(columns.embedding, dtype=np.float32)
+        if vectors.shape[0] != count:
+            raise ValueError(f"{vectors.shape[0]} embeddings for {count} chunk rows")
         statement = sql.SQL(
-            "INSERT INTO {} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
+            "WITH new AS ("
+            " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
             " token_count, embedding, ts_config, contested, context_blurb, exact_terms)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %b, %s::regconfig, %s, %s, %s::text[])"
-        ).format(sql.Identifier(CHUNK_TABLE))
-        with psycopg.Cursor(raw) as binary:
-            binary.executemany(
-                statement,
-                [
-                    (
-                        self.tenant_id,
-                        row.document_id,
-                        row.audience_id,
-                        row.ordinal,
-                        row.heading_path,
-                        row.content,
-                        row.page,
-                        row.token_count,
-                        np.asarray(row.embedding, dtype=np.float32),
-                        row.ts_config,
-                        row.contested,
-                        row.context_blurb,
-                        list(row.exact_terms),
-                    )
-                    for row in rows
-                ],
-            )
-        self._adjust_statistics(cursor, sorted({row.document_id for row in rows}), +1)
+            " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
+            " r.token_count, r.embedding, r.ts_config::regconfig, r.contested, r.context_blurb,"
+            " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}')"
+            " FROM unnest(%(document_id)s::bigint[], %(audience_id)s::bigint[], %(ordinal)s::integer[],"
+            " %(heading_path)s::text[], %(content)s::text[], %(page)s::integer[], %(token_count)s::integer[],"
+            " %(embedding)b::vector[], %(ts_config)s::text[], %(contested)s::boolean[], %(context_blurb)s::text[],"
+            " %(term_end)s::integer[], %(term_n)s::integer[])"
+            " AS r(document_id, audience_id, ordinal, heading_path, content, page, token_count, embedding,"
+            " ts_config, contested, context_blurb, term_end, term_n)"
+            " RETURNING audience_id, tsv, term_count, archived"
+            "), terms AS ("
+            " INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
+            " SELECT %(t)s, n.audience_id, u.lexeme, count(*) FROM new n, unnest(n.tsv) u WHERE NOT n.archived"
+            " GROUP BY 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df"
+            ")"
+            " INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
+            " SELECT %(t)s, n.audience_id, count(*), coalesce(sum(n.term_count), 0) FROM new n WHERE NOT n.archived"
+            " GROUP BY 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
+            " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total"
+        ).format(chunk=sql.Identifier(CHUNK_TABLE), terms=sql.Identifier(TERM_STATS_TABLE),
+                 totals=sql.Identifier(AUDIENCE_STATS_TABLE))
+        params = {
+            "t": self.tenant_id,
+            "document_id": list(columns.document_id),
+            "audience_id": list(columns.audience_id),
+            "ordinal": list(columns.ordinal),
+            "heading_path": list(columns.heading_path),
+            "content": list(columns.content),
+            "page": list(columns.page),
+            "token_count": list(columns.token_count),
+            "embedding": list(vectors),
+            "ts_config": list(columns.ts_config),
+            "contested": list(columns.contested),
+            "context_blurb": list(columns.context_blurb),
+            "term_end": term_ends,
+            "term_n": [len(terms) for terms in columns.exact_terms],
+            "terms": flat_terms,
+        }
+        with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
+            binary.execute(statement, params)
 
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
         """Delete the chunks of these documents and return their ids (for cache invalidation)."""
