@@ -53,11 +53,12 @@ def query_terms(text: str, *, ts_config: str) -> QueryTerms:
     return QueryTerms(lexemes=lexemes, exact=tuple(exact_terms(text)))
 
 
-# Measured on the 110k-row bench table (2 cores, warm): an exact scan costs ~4.5 µs per
-# visible chunk (read, de-TOAST, distance); an HNSW scan ~6.5 µs per index tuple it visits,
-# and to keep `limit` rows of a scope that owns share s of the table it visits ~limit / s.
-EXACT_US_PER_ROW = 4.5
-HNSW_US_PER_VISIT = 6.5
+# Measured on the 110k-row bench table (2 cores, warm, vectors stored inline: retrieval
+# migration 0002): an exact scan costs ~1.9 µs per visible chunk (read, distance; it was 4.5
+# with the vector in TOAST); an HNSW scan ~9 µs per index tuple it visits, and to keep
+# `limit` rows of a scope that owns share s of the table it visits ~limit / s of them.
+EXACT_US_PER_ROW = 1.9
+HNSW_US_PER_VISIT = 9.0
 VECTOR_PATHS = ("auto", "exact", "hnsw")
 
 
@@ -66,7 +67,7 @@ def choose_vector_path(*, visible: int, table_rows: int, limit: int, ef_search: 
 
     Under row-level security the planner multiplies the scope's audience filter with the
     policy's own and estimates a tenant at 1/10-1/50 of its rows, so it picks the exact scan
-    for tenants where HNSW is 10x cheaper (a 15k-chunk tenant: 65 ms against 5 ms).
+    for tenants where HNSW is 10x cheaper (a 15k-chunk tenant: 29 ms against 3 ms).
     """
     if visible <= 0:
         return "exact"
@@ -183,8 +184,16 @@ def nomination_query(terms: Sequence[str], df: dict[str, int], *, budget: int, c
     # `the` & `to` hold together in most chunks and would undo the budget.
     if len(common) >= 2 and df.get(common[0], 0) * df.get(common[1], 0) <= budget * max(chunks, 1):
         parts.append(f"({_quote(common[0])} & {_quote(common[1])})")
-    if not parts:  # every term is over budget: the chunks that hold the two rarest together
-        parts.append(" & ".join(_quote(t) for t in ordered[:2]))
+    if not parts:
+        # Every term is over budget: the chunks that hold the rarest terms together, as many
+        # as it takes for their expected co-occurrence to fit the budget.
+        together, expected = [ordered[0]], float(df.get(ordered[0], 0))
+        for term in ordered[1:]:
+            if expected <= budget:
+                break
+            together.append(term)
+            expected *= df.get(term, 0) / max(chunks, 1)
+        parts.append(" & ".join(_quote(t) for t in together))
     return " | ".join(parts)
 
 

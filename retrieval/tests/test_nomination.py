@@ -22,9 +22,13 @@ def test_a_pair_that_would_undo_the_budget_does_not_nominate() -> None:
     assert nomination_query(list(df), df, budget=1500, chunks=12000) == "'rare'"
 
 
-def test_when_every_term_is_over_budget_the_two_rarest_nominate_together() -> None:
+def test_when_every_term_is_over_budget_the_rarest_nominate_together() -> None:
+    df = {"tabl": 3000, "column": 2500, "row": 6000}
+    # 2,500 x 3,000 / 12,000 = 625 chunks expected to hold both: two terms are enough.
+    assert nomination_query(list(df), df, budget=1500, chunks=12000) == "('column' & 'tabl')"
     df = {"the": 11000, "to": 10500, "is": 9000}
-    assert nomination_query(list(df), df, budget=1500, chunks=12000) == "'is' & 'to'"
+    # 9,000 x 10,500 / 12,000 = 7,875, x 11,000 / 12,000 = 7,219: all three, and still over.
+    assert nomination_query(list(df), df, budget=1500, chunks=12000) == "'is' & 'to' & 'the'"
     assert nomination_query(["the"], df, budget=1500, chunks=12000) == "'the'"
 
 
