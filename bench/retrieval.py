@@ -130,7 +130,7 @@ def main() -> int:
                                   for stage, v in stages.items() if stage not in ("total", "rerank")},
         }
 
-    def filtered_recall(tenant: Tenant, path: str) -> float:
+    def filtered_recall(tenant: Tenant, path: str, fetch: int = 10) -> float:
         scope = TenantScope(tenant_id=tenant.id, audience_ids=actions.audience_ids(tenant=tenant, slugs=["public"]))
         hits = 0
         total = 0
@@ -141,7 +141,7 @@ def main() -> int:
                 local_settings={"enable_indexscan": "off"},
             ))
             if path in ("auto", "hnsw"):
-                approx = [h.chunk_id for h in vector_leg(scope, query_vector, limit=10, path=path)]
+                approx = [h.chunk_id for h in vector_leg(scope, query_vector, limit=fetch, path=path)][:10]
             else:
                 approx = [r["id"] for r in scope.fetch(ChunkQuery(
                     select=sql.SQL("c.id"), order_by=sql.SQL("c.embedding <=> %(v)s::vector"), limit=10,
@@ -163,6 +163,10 @@ def main() -> int:
         results[f"latency_{label}"] = latency(tenants)
         results[f"filtered_recall@10_smallest_tenant_{label}"] = filtered_recall(tenants[0], "auto")
         results[f"filtered_recall@10_smallest_tenant_{label}_hnsw_iterative"] = filtered_recall(tenants[0], "hnsw")
+        # What the product does on that path: the leg fetches RETRIEVAL_CANDIDATES_PER_LEG (40)
+        # neighbours, sorted by true distance; the top 10 of those.
+        results[f"filtered_recall@10_smallest_tenant_{label}_hnsw_iterative_top10_of_40"] = filtered_recall(
+            tenants[0], "hnsw", fetch=settings.RETRIEVAL_CANDIDATES_PER_LEG)
         results[f"filtered_recall@10_smallest_tenant_{label}_without_iterative_scan"] = filtered_recall(
             tenants[0], "plain")
         results[f"vector_path_by_tenant_{label}"] = {
