@@ -216,7 +216,7 @@ def main() -> int:
         print("  rest of server_total:", ", ".join(f"{k} {v * per:.2f}" for k, v in sorted(others.items())),
               f"other clients' backends and exited workers {rest * per:.2f}")
         if not args.keep:
-            delete_tenant(tenant.id)
+            delete_tenant(tenant.id, tenant.slug)
     if len(results) > 1:
         print("median over runs:")
         for key in results[0]:
@@ -225,18 +225,26 @@ def main() -> int:
     return 0
 
 
-def delete_tenant(tenant_id: int) -> None:
+def delete_tenant(tenant_id: int, slug: str) -> None:
     """As the embedded server's superuser, which row-level security does not hold back:
-    documents first (their chunks cascade), then the tenant (statistics and audiences)."""
+    documents first (their chunks cascade), then the tenant (statistics and audiences).
+
+    The server is the one Django's settings point at, and the row must carry both the id and
+    the slug this script created: an id alone, sent to another database, deleted a benchmark
+    tenant of var/bench-pgdata once.
+    """
     import psycopg
+    from django.conf import settings
 
-    from config.embedded_db import EmbeddedDatabase, configured_pgdata
+    from config.embedded_db import EmbeddedDatabase
 
-    if os.environ.get("DATABASE_URL"):
+    if os.environ.get("DATABASE_URL") or settings.EMBEDDED_PGDATA is None:
         return  # someone else's server: leave the tenant for them to remove
-    with psycopg.connect(EmbeddedDatabase(configured_pgdata()).uri("postgres")) as admin:
-        admin.execute("DELETE FROM corpus_document WHERE tenant_id = %(t)s", {"t": tenant_id})
-        admin.execute("DELETE FROM tenants_tenant WHERE id = %(t)s", {"t": tenant_id})
+    with psycopg.connect(EmbeddedDatabase(settings.EMBEDDED_PGDATA).uri("postgres")) as admin:
+        params = {"t": tenant_id, "s": slug}
+        mine = "(SELECT id FROM tenants_tenant WHERE id = %(t)s AND slug = %(s)s)"
+        admin.execute("DELETE FROM corpus_document WHERE tenant_id = " + mine, params)
+        admin.execute("DELETE FROM tenants_tenant WHERE id = %(t)s AND slug = %(s)s", params)
 
 
 if __name__ == "__main__":
