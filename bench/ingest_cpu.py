@@ -230,8 +230,8 @@ def delete_tenant(tenant_id: int, slug: str) -> None:
     documents first (their chunks cascade), then the tenant (statistics and audiences).
 
     The server is the one Django's settings point at, and the row must carry both the id and
-    the slug this script created: an id alone, sent to another database, deleted a benchmark
-    tenant of var/bench-pgdata once.
+    the slug this script created: an id alone, sent to another database, can delete a tenant
+    that is not ours.
     """
     import psycopg
     from django.conf import settings
