@@ -146,7 +146,8 @@ def main() -> int:
                 approx = [r["id"] for r in scope.fetch(ChunkQuery(
                     select=sql.SQL("c.id"), order_by=sql.SQL("c.embedding <=> %(v)s::vector"), limit=10,
                     params={"v": vector_text(query_vector)},
-                    local_settings={"hnsw.iterative_scan": "off", "hnsw.ef_search": "100", "enable_seqscan": "off"},
+                    local_settings={"hnsw.iterative_scan": "off", "hnsw.ef_search": "100", "enable_seqscan": "off",
+                                    "enable_sort": "off"},
                 ))]
             hits += len({r["id"] for r in exact} & set(approx))
             total += len(exact)
