@@ -164,6 +164,22 @@ def test_expired_or_forged_stream_token_ends_the_stream_without_answering(client
         assert not Trace.objects.exists()
 
 
+@pytest.mark.django_db
+def test_a_stream_token_answers_once(client: Client, acme: Cast) -> None:
+    """Replaying the GET must not run the pipeline again (the POST is what is rate-limited)."""
+    url = stream_url(ask(client, "acme", OFF_TOPIC).content)
+    first = read_events(client.get(url))
+    assert [name for name, _ in first][-1] == "done" and "already been sent" not in first[-1][1]
+    with tenant_context(acme.tenant.id):
+        traces = Trace.objects.count()
+    assert traces == 1
+    for _ in range(3):
+        again = read_events(client.get(url))
+        assert [name for name, _ in again] == ["done"] and "already been sent" in again[0][1]
+    with tenant_context(acme.tenant.id):
+        assert Trace.objects.count() == traces  # no second answer, no second escalation
+
+
 # --- the stream ----------------------------------------------------------------------------------
 
 @pytest.mark.django_db

@@ -78,6 +78,12 @@ def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse
         # Expired or damaged: still a stream that ends with `done`, or the EventSource would retry forever.
         return _event_stream(failed_events(message=f"This answer did not start within {STREAM_MAX_AGE_SECONDS} "
                                                    "seconds; please ask again."))
+    # One POST, one answer: the POST is rate-limited, and a replayed token would otherwise run
+    # the whole pipeline again for every GET within its minute. The claim's window spans two
+    # token lifetimes, so a token is answered once (twice only across a window boundary).
+    claim = rate_limit(bucket=f"chat-stream:{ask.turn_id}", limit=1, window_seconds=2 * STREAM_MAX_AGE_SECONDS)
+    if not claim.allowed:
+        return _event_stream(failed_events(message="This answer has already been sent; please ask again."))
     return _event_stream(chat_events(tenant=tenant, ask=ask))
 
 
