@@ -63,7 +63,8 @@ def main() -> int:
     from retrieval.search import search
     from tenants import actions
     from tenants.models import Tenant
-    from tenants.scope import ChunkQuery, ChunkRow, ChunkWriter, TenantScope
+    from tenants.scope import ChunkQuery, TenantScope
+    from tenants.writer import ChunkRow, ChunkWriter
     from corpus.terms import exact_terms
     from corpus.embedding import get_encoder
 

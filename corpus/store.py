@@ -1,7 +1,7 @@
 """Writes of documents and their chunks: one transaction per encode window, each document
 in it all or nothing.
 
-Every function runs inside the tenant's chunk writer context (tenants.scope.ChunkWriter),
+Every function runs inside the tenant's chunk writer context (tenants.writer.ChunkWriter),
 which sets the row-level security settings for the transaction; retired chunk ids are handed
 to corpus.hooks, which calls listeners only after the commit.
 """
@@ -24,7 +24,7 @@ from corpus.models import Document
 from corpus.parsers import ParsedDocument
 from corpus.terms import exact_terms
 from tenants.models import Tenant
-from tenants.scope import ChunkColumns, ChunkWriter
+from tenants.writer import ChunkColumns, ChunkWriter
 
 # Advisory-lock namespace for "one ingest per tenant at a time" (the second key is the tenant).
 INGEST_LOCK_NAMESPACE = 0x1A6E57

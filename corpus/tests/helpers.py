@@ -9,7 +9,8 @@ from psycopg import sql
 
 from corpus.models import Document
 from tenants.models import Audience, Tenant
-from tenants.scope import ChunkQuery, ChunkWriter, TenantScope
+from tenants.scope import ChunkQuery, TenantScope
+from tenants.writer import ChunkWriter
 
 
 def all_audiences(tenant: Tenant) -> tuple[int, ...]:

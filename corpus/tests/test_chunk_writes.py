@@ -12,7 +12,8 @@ from conftest import Cast
 from corpus.embedding import Encoder
 from corpus.ingest import ingest_paths
 from corpus.tests.helpers import all_audiences, assert_statistics_match_chunks, chunk_counts, documents
-from tenants.scope import ChunkQuery, ChunkWriter, TenantScope
+from tenants.scope import ChunkQuery, TenantScope
+from tenants.writer import ChunkWriter
 
 TEXT = ("# Limits\n\n## Connections\n\nSet max_connections to 200 when error E1042 appears; "
         "connections connect and reconnect.\n")

@@ -56,7 +56,7 @@ def big_tenant(django_db_setup: Any, django_db_blocker: Any) -> TenantScope:
 
     from corpus.models import Document
     from tenants import actions
-    from tenants.scope import ChunkRow, ChunkWriter
+    from tenants.writer import ChunkRow, ChunkWriter
 
     rng = np.random.default_rng(1)
     words = [f"filler{i}" for i in range(300)]

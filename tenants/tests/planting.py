@@ -8,7 +8,7 @@ import numpy as np
 
 from corpus.models import Document
 from corpus.terms import exact_terms
-from tenants.scope import ChunkRow, ChunkWriter
+from tenants.writer import ChunkRow, ChunkWriter
 
 DIM = 384
 

@@ -210,7 +210,7 @@ def test_forced_fail_rls_check_goes_red_for_a_role_that_bypasses_it(world: World
 
 @pytest.mark.django_db(databases=ALL_DBS)
 def test_app_role_cannot_write_into_another_tenant(world: World) -> None:
-    from tenants.scope import ChunkRow, ChunkWriter
+    from tenants.writer import ChunkRow, ChunkWriter
 
     writer = ChunkWriter(tenant_id=world.acme.tenant.id)
     with pytest.raises(Exception, match="row-level security|violates"):
