@@ -205,8 +205,6 @@ def keyword_leg(scope: TenantScope, terms: Sequence[str], stats: Bm25Stats, *, l
     params = {
         "tsq": nomination_query(present, stats.df, budget=settings.RETRIEVAL_BM25_NOMINATION_BUDGET,
                                  chunks=stats.chunk_count),
-        "terms": list(present),
-        "idfs": [stats.idf[t] for t in present],
         "k1": settings.RETRIEVAL_BM25_K1,
         "b": settings.RETRIEVAL_BM25_B,
         "avgdl": stats.avg_length,
