@@ -123,7 +123,10 @@ class IngestJobAdmin(TenantScopedAdmin):
             job = ingest_job_create(
                 tenant=form.cleaned_data["tenant"], files=form.cleaned_data["files"],
                 audience=form.cleaned_data["audience"], source_type=form.cleaned_data["source_type"],
-                created_by_id=request.user.pk,
+                created_by_id=request.user.pk, writer_audiences=list(Audience.objects.filter(
+                    tenant=form.cleaned_data["tenant"],
+                    id__in=reader_audience_ids(user=request.user, tenant_id=form.cleaned_data["tenant"].pk),
+                ).values_list("slug", flat=True)),
             )
         except UploadRejected as exc:
             messages.error(request, str(exc))

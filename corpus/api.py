@@ -1,7 +1,8 @@
 """POST /documents (upload → the background ingest job) and GET /jobs/{id}.
 
 The tenant comes from the API key; a key writes only into audiences it may read, so a
-public-only key cannot plant internal documents.
+public-only key cannot plant internal documents: the form field is checked here, and every
+file's own audience, replaced document, supersession and manifest in the job (corpus.ingest.Writer).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def documents_upload(
         # audience that does not exist, so it confirms nothing.
         raise InvalidRequest(f"this key cannot write to audience {audience!r}", status=403, code="forbidden")
     try:
-        job = ingest_job_create(tenant=principal.tenant, files=files, audience=audience, source_type=source_type)
+        job = ingest_job_create(tenant=principal.tenant, files=files, audience=audience, source_type=source_type,
+                                writer_audiences=principal.audiences)
     except UploadRejected as exc:
         raise InvalidRequest(str(exc)) from exc
     return Status(202, _job_body(job))

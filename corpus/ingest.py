@@ -27,6 +27,7 @@ from corpus.embedding import Encoder, get_encoder
 from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
 from corpus.models import Document
+from corpus.rights import OPERATOR, Writer
 from tenants.models import Audience, Tenant
 
 SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
@@ -137,7 +138,11 @@ def ingest_paths(
     progress: bool = False,
     encoder: Encoder | None = None,
     say: Callable[[str], None] = lambda message: None,
+    writer: Writer = OPERATOR,
 ) -> IngestReport:
+    """Ingest files and folders into a tenant. `writer` is who asked: the operator (the default,
+    `manage.py ingest`) writes anywhere; a job started by a key or a staff member passes the
+    audiences its principal holds, and nothing outside them is written, replaced or tagged."""
     if source_type not in SOURCE_TYPES:
         raise ValueError(f"source type {source_type!r} is not one of {', '.join(SOURCE_TYPES)}")
     started = time.perf_counter()
@@ -145,6 +150,10 @@ def ingest_paths(
     audiences = dict(Audience.objects.filter(tenant=tenant).values_list("slug", "id"))
     if audience not in audiences:
         raise ValueError(f"tenant {tenant.slug} has no audience {audience!r} (it has {', '.join(sorted(audiences))})")
+    if not writer.may_write(audience):
+        raise ValueError(f"this ingest may not write to audience {audience!r} (it holds {writer.describe()})")
+    if (prune or manifest is not None) and not writer.is_operator:
+        raise ValueError("--prune and an outside manifest are for the operator on the machine")
     files, failures, folders = collect_files(paths)
     report.failed.extend(failures)
     conflicts: list[Conflict] = []
@@ -174,13 +183,17 @@ def ingest_paths(
             else:
                 parsed_docs.append(result)
 
-        pending = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report, chunker)
+        pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report,
+                                 chunker, writer)
+        # A refused document was not written: it may neither supersede nor be tagged by this run.
+        accepted = [p for p in parsed_docs if (p.source_type, p.slug) not in refused]
         if contextualize is not None:
             for item in pending:
                 item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts])
         _encode_and_write(tenant, pending, encoder, report, progress)
-        _apply_supersession(tenant, parsed_docs, report)
-        _apply_conflicts(tenant, conflicts, report)
+        writable_ids = writer.audience_ids(audiences)
+        _apply_supersession(tenant, accepted, report, writable_ids)
+        _apply_conflicts(tenant, conflicts, report, writable_ids)
         if prune:
             _prune(tenant, folders, parsed_docs, report)
     report.seconds = time.perf_counter() - started
@@ -189,20 +202,26 @@ def ingest_paths(
 
 def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
           config_key: str, encoder: Encoder, target: int, report: IngestReport,
-          chunker: Callable[..., list[ChunkDraft]] = chunk_sections) -> list[_Pending]:
+          chunker: Callable[..., list[ChunkDraft]] = chunk_sections,
+          writer: Writer = OPERATOR) -> tuple[list[_Pending], set[tuple[str, str]]]:
+    """What to encode and write, and the documents refused (each a failure in the report)."""
     pending: list[_Pending] = []
+    refused: set[tuple[str, str]] = set()
+    slug_of = {pk: slug for slug, pk in audiences.items()}
     by_type: dict[str, list[ParsedDocument]] = defaultdict(list)
     for parsed in parsed_docs:
         by_type[parsed.source_type].append(parsed)
     for kind, docs in by_type.items():
         states = store.stored_states(tenant=tenant, source_type=kind, slugs=[d.slug for d in docs])
         for parsed in docs:
-            audience_slug = parsed.audience or default_audience
-            if audience_slug not in audiences:
-                report.failed.append((parsed.source_path, f"audience {audience_slug!r} does not exist in {tenant.slug}"))
-                continue
-            content_hash = fingerprint(parsed.fingerprint, audience_slug, config_key)
             state = states.get(parsed.slug)
+            problem = _write_refusal(parsed, state, audiences, slug_of, default_audience, writer, tenant)
+            if problem:
+                report.failed.append((parsed.source_path, problem))
+                refused.add((parsed.source_type, parsed.slug))
+                continue
+            audience_slug = parsed.audience or default_audience
+            content_hash = fingerprint(parsed.fingerprint, audience_slug, config_key)
             # Unchanged means the same bytes under the same configuration, and still where the
             # last run left it: live, or archived because a newer document supersedes it.
             if state is not None and state.content_hash == content_hash and (
@@ -213,9 +232,26 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
             drafts = chunker(parsed.sections, counter=encoder, target=target)
             if not drafts:
                 report.failed.append((parsed.source_path, "no text to index"))
+                refused.add((parsed.source_type, parsed.slug))
                 continue
             pending.append(_Pending(parsed, audiences[audience_slug], content_hash, drafts))
-    return pending
+    return pending, refused
+
+
+def _write_refusal(parsed: ParsedDocument, state: store.StoredState | None, audiences: dict[str, int],
+                   slug_of: dict[int, str], default_audience: str, writer: Writer, tenant: Tenant) -> str:
+    """Why this document may not be written by this writer, or "" when it may."""
+    audience_slug = parsed.audience or default_audience
+    # The writer's rights first: the same refusal whether or not the audience exists.
+    if not writer.may_write(audience_slug):
+        return f"audience {audience_slug!r} is not one this upload may write to (it holds {writer.describe()})"
+    if audience_slug not in audiences:
+        return f"audience {audience_slug!r} does not exist in {tenant.slug}"
+    if state is not None and not writer.may_write(slug_of.get(state.audience_id, "")):
+        what = "entry id" if parsed.source_type in ("changelog", "ticket") else "slug"
+        return (f"{what} {parsed.slug!r} belongs to a document this upload may not replace "
+                f"(it holds {writer.describe()}); nothing was changed")
+    return ""
 
 
 def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
@@ -296,12 +332,14 @@ def _done(value: list[tuple[str, int]]) -> Future[list[tuple[str, int]]]:
     return future
 
 
-def _apply_supersession(tenant: Tenant, parsed_docs: list[ParsedDocument], report: IngestReport) -> None:
+def _apply_supersession(tenant: Tenant, parsed_docs: list[ParsedDocument], report: IngestReport,
+                        writable_ids: frozenset[int] | None) -> None:
     refs = [(p.source_type, p.slug) for p in parsed_docs if p.supersedes]
     refs += [(p.source_type, p.supersedes) for p in parsed_docs if p.supersedes]
     if not refs:
         return
-    found = store.find_documents(tenant=tenant, refs=refs)
+    # A document outside the writer's audiences is not found: it can be neither archived nor named.
+    found = store.find_documents(tenant=tenant, refs=refs, audience_ids=writable_ids)
     for parsed in parsed_docs:
         if not parsed.supersedes:
             continue
@@ -314,10 +352,15 @@ def _apply_supersession(tenant: Tenant, parsed_docs: list[ParsedDocument], repor
             report.archived += store.archive_documents(tenant=tenant, document_ids=[old_id], superseded_by=new_id)
 
 
-def _apply_conflicts(tenant: Tenant, conflicts: list[Conflict], report: IngestReport) -> None:
+def _apply_conflicts(tenant: Tenant, conflicts: list[Conflict], report: IngestReport,
+                     writable_ids: frozenset[int] | None) -> None:
     for conflict in conflicts:
+        if not conflict.match.strip():
+            # strpos(content, '') is 1: an empty match would mark every chunk of the documents.
+            report.failed.append((f"conflict {conflict.id}", "match is empty; name the text the documents disagree on"))
+            continue
         refs = [(ref.source_type, ref.slug) for ref in conflict.documents]
-        found = store.find_documents(tenant=tenant, refs=refs)
+        found = store.find_documents(tenant=tenant, refs=refs, audience_ids=writable_ids)
         missing = [f"{t}:{s}" for t, s in refs if (t, s) not in found]
         if missing:
             report.warnings.append(f"conflict {conflict.id}: documents not ingested: {', '.join(missing)}")

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from corpus.ingest import SOURCE_TYPES, ingest_paths
+from corpus.ingest import SOURCE_TYPES, Writer, ingest_paths
 from corpus.models import IngestJob
 from tenants.models import Audience, Tenant
 
@@ -35,13 +35,18 @@ def _safe_name(name: str) -> str:
 
 
 def ingest_job_create(
-    *, tenant: Tenant, files: Sequence[UploadedFile], audience: str = "public", source_type: str = "doc",
-    created_by_id: int | None = None,
+    *, tenant: Tenant, files: Sequence[UploadedFile], writer_audiences: Sequence[str], audience: str = "public",
+    source_type: str = "doc", created_by_id: int | None = None,
 ) -> IngestJob:
+    """Queue an upload. `writer_audiences` are the audiences the key or staff member holds; the
+    job writes into nothing else, whatever the files themselves say (docs/decisions/0031)."""
     if not files:
         raise UploadRejected("no files uploaded")
     if source_type not in SOURCE_TYPES:
         raise UploadRejected(f"source type {source_type!r} is not one of {', '.join(SOURCE_TYPES)}")
+    if audience not in writer_audiences:
+        # One answer whether or not the audience exists: the refusal confirms nothing.
+        raise UploadRejected(f"this upload may not write to audience {audience!r}")
     if not Audience.objects.filter(tenant=tenant, slug=audience).exists():
         raise UploadRejected(f"tenant {tenant.slug} has no audience {audience!r}")
     for upload in files:
@@ -50,6 +55,7 @@ def ingest_job_create(
                                  f"{settings.INGEST_MAX_FILE_BYTES:,}-byte limit")
     with transaction.atomic():
         job = IngestJob.objects.create(tenant=tenant, audience=audience, source_type=source_type, upload_dir="",
+                                       writer_audiences=sorted(set(writer_audiences)),
                                        created_by_id=created_by_id)
         # Job ids start again at 1 in a fresh database; a random suffix keeps an older job's
         # files (a kept var/media next to a reset database) out of this job's folder.
@@ -84,7 +90,7 @@ def ingest_job_run(*, job_id: int) -> dict[str, object]:
     IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.RUNNING, started_at=timezone.now())
     try:
         report = ingest_paths(tenant=job.tenant, paths=[Path(job.upload_dir)], audience=job.audience,
-                              source_type=job.source_type)
+                              source_type=job.source_type, writer=Writer.holding(job.writer_audiences))
     except Exception as exc:  # the job row must say what happened, whatever it was
         IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
                                                    finished_at=timezone.now())

@@ -64,6 +64,8 @@ class IngestJob(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="ingest_jobs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     audience = models.CharField(max_length=63, default="public")
+    # The audiences the principal who queued the job holds: the job writes into nothing else.
+    writer_audiences = models.JSONField(default=list)
     source_type = models.CharField(max_length=16, default="doc")
     upload_dir = models.CharField(max_length=1000)
     file_names = models.JSONField(default=list)

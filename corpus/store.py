@@ -8,7 +8,7 @@ to corpus.hooks, which calls listeners only after the commit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,15 +36,17 @@ class StoredState:
     content_hash: str
     status: str
     superseded: bool
+    audience_id: int
 
 
 def stored_states(*, tenant: Tenant, source_type: str, slugs: Sequence[str]) -> dict[str, StoredState]:
     writer = ChunkWriter(tenant_id=tenant.id)
     with writer.rls_context():
         rows = Document.objects.filter(tenant=tenant, source_type=source_type, slug__in=list(slugs)).values_list(
-            "slug", "id", "content_hash", "status", "superseded_by_id"
+            "slug", "id", "content_hash", "status", "superseded_by_id", "audience_id"
         )
-        return {slug: StoredState(pk, digest, status, by is not None) for slug, pk, digest, status, by in rows}
+        return {slug: StoredState(pk, digest, status, by is not None, audience)
+                for slug, pk, digest, status, by, audience in rows}
 
 
 @dataclass(frozen=True)
@@ -183,14 +185,19 @@ def archive_documents(*, tenant: Tenant, document_ids: Sequence[int], superseded
     return int(changed)
 
 
-def find_documents(*, tenant: Tenant, refs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+def find_documents(*, tenant: Tenant, refs: Sequence[tuple[str, str]],
+                   audience_ids: Collection[int] | None) -> dict[tuple[str, str], int]:
+    """Document ids by (source type, slug). `audience_ids` limits the search to what a writer
+    holds (None: every audience, the operator): a document outside it is not found, exactly
+    like one that was never ingested."""
     writer = ChunkWriter(tenant_id=tenant.id)
     found: dict[tuple[str, str], int] = {}
     with writer.rls_context():
+        documents = Document.objects.filter(tenant=tenant)
+        if audience_ids is not None:
+            documents = documents.filter(audience_id__in=list(audience_ids))
         for source_type, slug in refs:
-            pk = Document.objects.filter(tenant=tenant, source_type=source_type, slug=slug).values_list(
-                "pk", flat=True
-            ).first()
+            pk = documents.filter(source_type=source_type, slug=slug).values_list("pk", flat=True).first()
             if pk is not None:
                 found[(source_type, slug)] = pk
     return found

@@ -22,7 +22,8 @@ def test_upload_runs_the_ingest_as_a_task(acme: Cast, tmp_path: Path, settings: 
     files = [SimpleUploadedFile("guides/setup.md", b"# Setup\n\nInstall the agent with pip.\n"),
              SimpleUploadedFile("../../evil.md", b"# Evil\n\nTrying to escape.\n")]
     with IMMEDIATE, django_capture_on_commit_callbacks(execute=True):
-        job = ingest_job_create(tenant=acme.tenant, files=files, created_by_id=acme.owner.pk)
+        job = ingest_job_create(tenant=acme.tenant, files=files, created_by_id=acme.owner.pk,
+                                writer_audiences=["public", "customer", "internal"])
     job.refresh_from_db()
     assert job.status == "succeeded", job.error
     assert job.report["added"] == 2 and job.task_id
@@ -43,10 +44,15 @@ def test_safe_names_never_climb_out_of_the_job_folder() -> None:
 
 @pytest.mark.django_db
 def test_bad_upload_is_refused_before_anything_is_stored(acme: Cast) -> None:
+    everything = ["public", "customer", "internal", "vip"]
     with pytest.raises(UploadRejected, match="no audience 'vip'"):
-        ingest_job_create(tenant=acme.tenant, files=[SimpleUploadedFile("a.md", b"# A")], audience="vip")
+        ingest_job_create(tenant=acme.tenant, files=[SimpleUploadedFile("a.md", b"# A")], audience="vip",
+                          writer_audiences=everything)
+    with pytest.raises(UploadRejected, match="may not write to audience 'internal'"):
+        ingest_job_create(tenant=acme.tenant, files=[SimpleUploadedFile("a.md", b"# A")], audience="internal",
+                          writer_audiences=["public"])
     with pytest.raises(UploadRejected, match="no files"):
-        ingest_job_create(tenant=acme.tenant, files=[])
+        ingest_job_create(tenant=acme.tenant, files=[], writer_audiences=everything)
     assert not IngestJob.objects.exists()
 
 
