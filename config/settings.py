@@ -8,15 +8,23 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from config import embedded_db
+from config.secret import generated_secret_key
 from config.env import env_bool, env_float, env_int, env_list, env_optional, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=True)
-_DEV_SECRET = "answerdesk-dev-only-insecure-secret-key-change-me-0123456789abcdef"
-SECRET_KEY = env_str("SECRET_KEY", default=_DEV_SECRET if DEBUG else None)
-if not DEBUG and SECRET_KEY == _DEV_SECRET:
-    raise ImproperlyConfigured("SECRET_KEY must be set to a real secret when DEBUG=0.")
+# Never a constant (docs/decisions/0034): the environment's key, or in development one
+# generated on first run and kept in var/secret_key. Production names its key explicitly,
+# so that every server of a deployment signs with the same one.
+_secret_from_env = env_optional("SECRET_KEY")
+if _secret_from_env:
+    SECRET_KEY = _secret_from_env
+elif DEBUG:
+    SECRET_KEY = generated_secret_key()
+else:
+    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0 (a long random string, the same on every "
+                               "server of the deployment).")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
 

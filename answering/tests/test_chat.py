@@ -17,13 +17,19 @@ from django.test import Client
 from answering.models import Escalation, Trace
 from answering.tests.chat_helpers import ask, ask_and_stream, done_of, read_events, stream_url
 from answering.sse import paced
-from answering.web.tokens import STREAM_SALT, feedback_ticket_issue
+from answering.web import pending, views
+from answering.web.tokens import FEEDBACK_SALT, feedback_ticket_issue
 from conftest import Cast
 from tenants import actions
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
 OFF_TOPIC = "Which ferry crosses the harbour at dawn?"  # nothing in any corpus: an abstention with a trace
+# Until issue 15 this key was committed in config/settings.py and signed every default install's
+# tokens; anyone could read it. Kept here only as the attacker's knowledge.
+PUBLISHED_DEV_SECRET = "answerdesk-dev-only-insecure-secret-key-change-me-0123456789abcdef"
+INTERNAL_QUESTION = "What discount can we give a small agency?"  # answered from paylane's internal docs
+INTERNAL_MARKERS = ("internal/discount-codes", "PLN-AGENCY", "T-10318")
 
 
 def last_trace(tenant: Any) -> Trace:
@@ -62,7 +68,7 @@ def test_page_renders_the_form_the_sources_panel_and_the_vendored_scripts(client
 def test_unknown_tenant_is_a_404_everywhere(client: Client, acme: Cast) -> None:
     assert client.get("/t/no-such-tenant/").status_code == 404
     assert ask(client, "no-such-tenant", "What is a refund?").status_code == 404
-    assert client.get("/t/no-such-tenant/stream?token=x").status_code == 404
+    assert client.get("/t/no-such-tenant/stream?id=1.x").status_code == 404
     assert client.post("/t/no-such-tenant/feedback", {"ticket": "x", "vote": "1"}).status_code == 404
 
 
@@ -137,29 +143,37 @@ def test_internal_answer_reaches_an_internal_member_and_never_an_anonymous_visit
     assert "<code>internal/discount-codes</code>" in done_of(member)
 
 
-# --- the stream token --------------------------------------------------------------------------
+# --- the pending question and its one-time stream id ------------------------------------------
+
+def internal_leaks(client: Client, url: str) -> list[str]:
+    """The detector: what of paylane's internal documents a stream at `url` showed."""
+    body = "".join(data for _, data in read_events(client.get(url)))
+    return [marker for marker in INTERNAL_MARKERS if marker in body]
+
 
 @pytest.mark.django_db
-def test_stream_token_of_another_tenant_or_visitor_is_a_404(client: Client, acme: Cast, globex: Cast) -> None:
+def test_stream_id_of_another_tenant_or_visitor_is_a_404_and_stays_for_its_owner(client: Client, acme: Cast,
+                                                                                 globex: Cast) -> None:
     url = stream_url(ask(client, "acme", OFF_TOPIC).content)
     assert client.get(url.replace("/t/acme/", "/t/globex/")).status_code == 404
     assert signed_in(acme.owner).get(url).status_code == 404  # issued to an anonymous visitor
     with tenant_context(globex.tenant.id):
         assert not Trace.objects.exists()
+    assert "escalation-notice" in done_of(read_events(client.get(url)))  # the foreign GETs did not burn it
 
 
 @pytest.mark.django_db
-def test_expired_or_forged_stream_token_ends_the_stream_without_answering(client: Client, acme: Cast,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    payload = {"t": acme.tenant.id, "u": None, "a": ["internal"], "q": OFF_TOPIC, "h": [], "c": "c-1", "d": "t1"}
-    real = time.time()
+def test_expired_made_up_or_old_style_stream_urls_end_without_answering(client: Client, acme: Cast,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as m:
-        m.setattr(time, "time", lambda: real - 3600)
-        old = signing.dumps(payload, salt=STREAM_SALT)
-    forged = signing.dumps(payload, salt=STREAM_SALT, key="not-our-secret-key-at-all-0123456789")
-    for token in (old, forged):
-        events = read_events(client.get(f"/t/acme/stream?token={token}"))
-        assert [name for name, _ in events] == ["done"] and "ask again" in events[0][1]
+        m.setattr(pending, "PENDING_TTL_SECONDS", -1)  # stored already expired
+        expired = stream_url(ask(client, "acme", OFF_TOPIC).content)
+    payload = {"t": acme.tenant.id, "u": None, "a": ["internal"], "q": OFF_TOPIC, "h": [], "c": "c-1", "d": "t1"}
+    old_token = signing.dumps(payload, salt="answerdesk.chat.stream", compress=True)
+    for url in (expired, f"/t/acme/stream?id={acme.tenant.id}.made-up", "/t/acme/stream?id=",
+                f"/t/acme/stream?token={old_token}"):
+        events = read_events(client.get(url))
+        assert [name for name, _ in events] == ["done"] and "ask again" in events[0][1], url
     with tenant_context(acme.tenant.id):
         assert not Trace.objects.exists()
 
@@ -169,15 +183,60 @@ def test_a_stream_token_answers_once(client: Client, acme: Cast) -> None:
     """Replaying the GET must not run the pipeline again (the POST is what is rate-limited)."""
     url = stream_url(ask(client, "acme", OFF_TOPIC).content)
     first = read_events(client.get(url))
-    assert [name for name, _ in first][-1] == "done" and "already been sent" not in first[-1][1]
+    assert [name for name, _ in first][-1] == "done" and "already sent" not in first[-1][1]
     with tenant_context(acme.tenant.id):
         traces = Trace.objects.count()
     assert traces == 1
     for _ in range(3):
         again = read_events(client.get(url))
-        assert [name for name, _ in again] == ["done"] and "already been sent" in again[0][1]
+        assert [name for name, _ in again] == ["done"] and "already sent" in again[0][1]
     with tenant_context(acme.tenant.id):
         assert Trace.objects.count() == traces  # no second answer, no second escalation
+
+
+@pytest.mark.django_db
+def test_the_stream_url_carries_only_a_one_time_id(client: Client, acme: Cast) -> None:
+    """The question and the history stay on the server (access logs record URLs)."""
+    question = "Where is the zebracorn ledger for parcel 88231?"
+    history = [{"role": "user", "content": "earlier zebracorn question 4410"},
+               {"role": "assistant", "content": "earlier zebracorn answer 4411"}]
+    url = stream_url(ask(client, "acme", question, history=history).content)
+    assert re.fullmatch(rf"/t/acme/stream\?id={acme.tenant.id}\.[A-Za-z0-9_-]{{43}}", url), url
+    read_events(client.get(url))
+    trace = last_trace(acme.tenant)
+    assert trace.question == question and trace.history_turns == 2  # it reached the pipeline all the same
+
+
+@pytest.mark.django_db
+def test_a_token_forged_with_the_published_secret_reads_nothing_internal(client: Client, demo_corpus: Any) -> None:
+    """The attack of issue 15: an anonymous visitor signs `{"a": ["internal"]}` with the key
+    that used to be committed, and asks paylane's stream for its internal documents."""
+    paylane = Tenant.objects.get(slug="paylane")
+    payload = {"t": paylane.id, "u": None, "a": ["public", "internal"], "q": INTERNAL_QUESTION, "h": [],
+               "c": "conv-forged", "d": "forged1"}
+    forged = signing.dumps(payload, salt="answerdesk.chat.stream", key=PUBLISHED_DEV_SECRET, compress=True)
+    for url in (f"/t/paylane/stream?token={forged}", f"/t/paylane/stream?id={forged}",
+                f"/t/paylane/stream?id={paylane.id}.{forged}"):
+        assert internal_leaks(client, url) == [], url
+    ticket = signing.dumps({"t": paylane.id, "r": 1}, salt=FEEDBACK_SALT, key=PUBLISHED_DEV_SECRET)
+    assert client.post("/t/paylane/feedback", {"ticket": ticket, "vote": "1"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_an_anonymous_stream_reads_no_internal_text(client: Client, demo_corpus: Any) -> None:
+    url = stream_url(ask(client, "paylane", INTERNAL_QUESTION).content)
+    assert internal_leaks(client, url) == []
+
+
+@pytest.mark.django_db
+def test_forced_fail_audiences_taken_from_the_request_leak_internal_text(client: Client, demo_corpus: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Break the guard on purpose: the stream believes an `internal` audience claim instead of
+    recomputing the audiences from the session (what the signed token did). The detector
+    above must go red."""
+    monkeypatch.setattr(views, "stream_audiences", lambda request, tenant: ["public", "internal"])
+    url = stream_url(ask(client, "paylane", INTERNAL_QUESTION).content)
+    assert internal_leaks(client, url) != []
 
 
 # --- the stream ----------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ from django.conf import settings
 
 from answering.pipeline import MAX_QUESTION_CHARS
 
-# The stream token carries the history in a URL, and uvicorn's default limit for a request
-# head is 16 KiB: each earlier turn is cut to this many characters (the pipeline's own cap is
-# the question limit). Rewriting needs what a turn was about, not all of it.
+# Each earlier turn is cut to this many characters before it waits for its stream
+# (answering/web/pending.py); rewriting needs what a turn was about, not all of it. The
+# pipeline's own cap is the question limit.
 HISTORY_TURN_CHARS = 1500
 MAX_HISTORY_FIELD_CHARS = 64 * 1024
 _CONVERSATION_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")

@@ -13,7 +13,7 @@ from django.utils.html import escape
 
 from answering.pipeline import QuestionRejected, answer_stream
 from answering.web import render
-from answering.web.tokens import StreamRequest
+from answering.web.pending import PendingAsk
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -25,12 +25,13 @@ def sse_event(name: str, data: str) -> bytes:
     return (f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
-def chat_events(*, tenant: Tenant, ask: StreamRequest) -> Iterator[bytes]:
+def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str]) -> Iterator[bytes]:
     """Every stream ends with exactly one `done`, also on failure: the page closes the
-    connection on it, and without it the browser's EventSource would reconnect and ask again."""
+    connection on it, and without it the browser's EventSource would reconnect and ask again.
+    `audiences` come from the signed-in user when the stream starts, never from the pending ask."""
     turn_id = ask.turn_id
     try:
-        for kind, payload in answer_stream(tenant=tenant, audiences=ask.audiences, question=ask.question,
+        for kind, payload in answer_stream(tenant=tenant, audiences=audiences, question=ask.question,
                                            history=ask.history, conversation_id=ask.conversation_id):
             if kind == "sources":
                 yield sse_event("sources", render.sources_html(sources=payload, turn_id=turn_id, final=False))

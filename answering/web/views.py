@@ -17,8 +17,10 @@ from answering.sse import paced
 from answering.web import access, render as fragments
 from answering.web.questions import AskInvalid, ask_input_parse
 from answering.web.stream import chat_events, failed_events
-from answering.web.tokens import (STREAM_MAX_AGE_SECONDS, StreamRequest, TokenForeign, TokenInvalid,
-                                  feedback_ticket_read, stream_token_issue, stream_token_read)
+from answering.web.pending import (PENDING_TTL_SECONDS, PendingAsk, PendingForeign, PendingUnknown,
+                                   pending_ask_claim, pending_ask_store)
+from answering.web.tokens import TokenInvalid, feedback_ticket_read
+from tenants.models import Tenant
 from tenants.ratelimit import client_address, rate_limit
 
 PAGE = fragments.PAGE
@@ -58,33 +60,34 @@ def chat_ask(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     except AskInvalid as exc:
         return _notice(request, str(exc), 400)
     turn_id = uuid.uuid4().hex[:12]
-    token = stream_token_issue(request=StreamRequest(
-        tenant_id=tenant.id, user_id=_user_id(request),
-        audiences=access.chat_audiences(tenant=tenant, user=request.user), question=ask.question,
-        history=ask.history, conversation_id=ask.conversation_id, turn_id=turn_id,
+    pending_id = pending_ask_store(ask=PendingAsk(
+        tenant_id=tenant.id, user_id=_user_id(request), question=ask.question, history=ask.history,
+        conversation_id=ask.conversation_id, turn_id=turn_id,
     ))
-    stream_url = reverse("chat:stream", kwargs={"tenant_slug": tenant.slug}) + f"?token={token}"
+    stream_url = reverse("chat:stream", kwargs={"tenant_slug": tenant.slug}) + f"?id={pending_id}"
     return render(request, f"{PAGE}#turn", {"turn_id": turn_id, "question": ask.question, "stream_url": stream_url})
+
+
+def stream_audiences(request: HttpRequest, tenant: Tenant) -> list[str]:
+    """Who reads what is decided here, from the session, when the stream starts; nothing the
+    browser sent or the POST stored names an audience (docs/decisions/0034)."""
+    return access.chat_audiences(tenant=tenant, user=request.user)
 
 
 @require_GET
 def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     try:
-        ask = stream_token_read(token=request.GET.get("token", ""), tenant_id=tenant.id, user_id=_user_id(request))
-    except TokenForeign as exc:
+        # Claimed (deleted) here: one POST, one answer, and a replayed URL finds nothing.
+        ask = pending_ask_claim(pending_id=request.GET.get("id", ""), tenant_id=tenant.id,
+                                user_id=_user_id(request))
+    except PendingForeign as exc:
         raise Http404("No such page.") from exc
-    except TokenInvalid:
-        # Expired or damaged: still a stream that ends with `done`, or the EventSource would retry forever.
-        return _event_stream(failed_events(message=f"This answer did not start within {STREAM_MAX_AGE_SECONDS} "
-                                                   "seconds; please ask again."))
-    # One POST, one answer: the POST is rate-limited, and a replayed token would otherwise run
-    # the whole pipeline again for every GET within its minute. The claim's window spans two
-    # token lifetimes, so a token is answered once (twice only across a window boundary).
-    claim = rate_limit(bucket=f"chat-stream:{ask.turn_id}", limit=1, window_seconds=2 * STREAM_MAX_AGE_SECONDS)
-    if not claim.allowed:
-        return _event_stream(failed_events(message="This answer has already been sent; please ask again."))
-    return _event_stream(chat_events(tenant=tenant, ask=ask))
+    except PendingUnknown:
+        # Expired, answered or made up: still a stream that ends with `done`, or the EventSource would retry forever.
+        return _event_stream(failed_events(message=f"This answer was already sent or did not start within "
+                                                   f"{PENDING_TTL_SECONDS} seconds; please ask again."))
+    return _event_stream(chat_events(tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant)))
 
 
 def _event_stream(events: Iterator[bytes]) -> StreamingHttpResponse:
