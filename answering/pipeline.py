@@ -234,11 +234,14 @@ def _run(
                                    weak_claims=[c.claim for c in cited.claims if c.weak])
     trace = records.trace_create(tenant=tenant, fields={"action": "answered", **trace_fields})
     if settings.CACHE_ENABLED:
-        cache.store(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
-                    query_vector=query_vector, generator=generator, answer=cited.text,
-                    sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict, provider=draft.provider,
-                    model=draft.model, trace_id=trace.pk, cost_usd=draft.cost_usd,
-                    chunk_ids=[c.chunk_id for c in context])
+        stored = cache.store(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
+                             query_vector=query_vector, generator=generator, answer=cited.text,
+                             sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict,
+                             provider=draft.provider, model=draft.model, trace_id=trace.pk, cost_usd=draft.cost_usd,
+                             chunk_ids=[c.chunk_id for c in context],
+                             contested_ids=[c.chunk_id for c in context if c.contested])
+        if stored.skipped:  # said on the trace: why a repeat of this question will not be a hit
+            records.trace_note(tenant=tenant, trace_id=trace.pk, note={"cache_store": stored.as_dict()})
     return AnswerResult(
         text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace.pk,
         generator=draft.generator, rewritten_query=rewrite.query, conflict=draft.conflict,

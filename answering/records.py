@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -39,3 +40,13 @@ def feedback_record(*, tenant: Tenant, trace_id: int, vote: int, comment: str = 
     with tenant_context(tenant.id):
         return bool(Trace.objects.filter(tenant=tenant, pk=trace_id).update(feedback=vote,
                                                                            feedback_comment=comment[:2000]))
+
+
+def trace_note(*, tenant: Tenant, trace_id: int, note: dict[str, Any]) -> None:
+    """Merge `note` into a trace's details (what happened after the trace was written)."""
+    with tenant_context(tenant.id) as cursor:
+        # Index: answering_trace primary key (id); the tenant filter as on every table.
+        cursor.execute(
+            "UPDATE answering_trace SET details = details || %(note)s::jsonb WHERE tenant_id = %(t)s AND id = %(id)s",
+            {"note": json.dumps(note, default=str), "t": tenant.id, "id": trace_id},
+        )

@@ -9,6 +9,10 @@ durable, and indistinguishable from a hallucination. So:
   E1042 and E1043 embed almost identically;
 - abstentions are never stored; entries record the chunks they were built from, and the
   ingest hook deletes exactly those entries after the commit; the TTL is only a backstop;
+- an entry is stored only if every chunk it was built from is still live (and as contested as
+  the generator saw it) at commit time, under a share lock on those rows: an ingest that
+  retired one while the model was writing committed first (nothing is stored) or waits for
+  this commit (and its hook then deletes the entry) (docs/decisions/0036);
 - row-level security admits an entry only to askers who may read every audience it was built for.
 """
 
@@ -17,18 +21,21 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db import OperationalError
 from django.utils import timezone
+from psycopg import errors as pg_errors
 
 from corpus.embedding import vector_literal as vector_text
 from tenants.rls import rls_transaction
+from tenants.scope import TenantScope
 
 _IDENTIFIER = re.compile(
     r"\d|@|\b[A-Za-z]+[-_][A-Za-z0-9]+\b|\b[A-Z]{2,}[0-9]|#\w+|\bv\d", re.IGNORECASE
@@ -113,33 +120,86 @@ def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vec
     return hit
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What a store did: the new entry's id, or why nothing was stored."""
+
+    entry_id: int | None
+    skipped: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+BUSY = "a chunk it was built from is being rewritten by an ingest that has not committed"
+
+
 def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray, generator: str,
           answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
-          trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int]) -> int | None:
-    """Store an answered (never an abstained) result; identical concurrent stores keep one row."""
+          trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int],
+          contested_ids: Collection[int] = ()) -> Stored:
+    """Store an answered (never an abstained) result built from `chunk_ids`, of which the
+    generator saw `contested_ids` contested. Nothing is stored unless all of them are still
+    live and as contested; identical concurrent stores keep one row."""
     audiences = sorted(audience_ids)
-    with rls_transaction(tenant_id=tenant_id, audience_ids=audiences) as cursor:
-        cursor.execute(
-            "INSERT INTO cachelayer_entry (tenant_id, audience_ids, generator_key, query_norm, query_embedding,"
-            " has_identifier, answer, sources, conflict, generator, provider, model, original_trace_id,"
-            " original_cost_usd, expires_at)"
-            " VALUES (%(t)s, %(a)s::bigint[], %(g)s, %(q)s, %(v)s::vector, %(i)s, %(ans)s, %(s)s::jsonb, %(c)s, %(gen)s,"
-            " %(p)s, %(m)s, %(tr)s, %(cost)s, %(exp)s)"
-            " ON CONFLICT (tenant_id, audience_ids, generator_key, query_norm) DO NOTHING RETURNING id",
-            {"t": tenant_id, "a": audiences, "g": generator_key(generator), "q": normalise(query),
-             "v": vector_text(query_vector), "i": has_identifier(query), "ans": answer,
-             "s": _json(sources), "c": conflict, "gen": generator, "p": provider, "m": model, "tr": trace_id,
-             "cost": Decimal(str(round(cost_usd, 6))),
-             "exp": timezone.now() + timedelta(seconds=settings.CACHE_TTL_SECONDS)},
-        )
-        row = cursor.fetchone()
-        if row is None:
-            return None  # a concurrent identical request stored it first
-        cursor.executemany(
-            "INSERT INTO cachelayer_entry_chunk (tenant_id, entry_id, chunk_id) VALUES (%s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
-            [(tenant_id, row[0], chunk_id) for chunk_id in sorted(set(chunk_ids))],
-        )
+    cited = sorted(set(chunk_ids))
+    scope = TenantScope(tenant_id=tenant_id, audience_ids=tuple(audiences))
+    try:
+        with rls_transaction(tenant_id=tenant_id, audience_ids=audiences) as cursor:
+            reason = _why_stale(cited, set(contested_ids), _live_chunks(cursor, scope=scope, chunk_ids=cited))
+            if reason:
+                return Stored(None, reason)
+            entry_id = _insert(cursor, tenant_id=tenant_id, audiences=audiences, query=query,
+                               query_vector=query_vector, generator=generator, answer=answer, sources=sources,
+                               conflict=conflict, provider=provider, model=model, trace_id=trace_id,
+                               cost_usd=cost_usd, chunk_ids=cited)
+    except OperationalError as exc:
+        if not isinstance(exc.__cause__, pg_errors.LockNotAvailable):
+            raise
+        return Stored(None, BUSY)
+    return Stored(entry_id, "" if entry_id is not None else "duplicate")
+
+
+def _live_chunks(cursor: Any, *, scope: TenantScope, chunk_ids: Sequence[int]) -> dict[int, bool]:
+    """Live chunks among these (id → contested), share-locked until this transaction ends."""
+    return scope.lock_live(cursor, chunk_ids)
+
+
+def _why_stale(cited: Sequence[int], contested: set[int], live: dict[int, bool]) -> str:
+    retired = [c for c in cited if c not in live]
+    if retired:
+        return f"chunks {retired[:5]} it was built from were retired before it could be stored"
+    changed = [c for c in cited if live[c] != (c in contested)]
+    if changed:
+        return f"chunks {changed[:5]} it was built from were contested after it was generated"
+    return ""
+
+
+def _insert(cursor: Any, *, tenant_id: int, audiences: list[int], query: str, query_vector: np.ndarray,
+            generator: str, answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
+            trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int]) -> int | None:
+    # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm) for the conflict.
+    cursor.execute(
+        "INSERT INTO cachelayer_entry (tenant_id, audience_ids, generator_key, query_norm, query_embedding,"
+        " has_identifier, answer, sources, conflict, generator, provider, model, original_trace_id,"
+        " original_cost_usd, expires_at)"
+        " VALUES (%(t)s, %(a)s::bigint[], %(g)s, %(q)s, %(v)s::vector, %(i)s, %(ans)s, %(s)s::jsonb, %(c)s, %(gen)s,"
+        " %(p)s, %(m)s, %(tr)s, %(cost)s, %(exp)s)"
+        " ON CONFLICT (tenant_id, audience_ids, generator_key, query_norm) DO NOTHING RETURNING id",
+        {"t": tenant_id, "a": audiences, "g": generator_key(generator), "q": normalise(query),
+         "v": vector_text(query_vector), "i": has_identifier(query), "ans": answer,
+         "s": _json(sources), "c": conflict, "gen": generator, "p": provider, "m": model, "tr": trace_id,
+         "cost": Decimal(str(round(cost_usd, 6))),
+         "exp": timezone.now() + timedelta(seconds=settings.CACHE_TTL_SECONDS)},
+    )
+    row = cursor.fetchone()
+    if row is None:
+        return None  # a concurrent identical request stored it first
+    cursor.executemany(
+        "INSERT INTO cachelayer_entry_chunk (tenant_id, entry_id, chunk_id) VALUES (%s, %s, %s)"
+        " ON CONFLICT DO NOTHING",
+        [(tenant_id, row[0], chunk_id) for chunk_id in chunk_ids],
+    )
     return int(row[0])
 
 

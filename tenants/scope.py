@@ -247,6 +247,25 @@ class TenantScope:
         ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
         return [(found, sim, df) for found, (sim, df) in ranked[:limit]]
 
+    def lock_live(self, cursor: Any, chunk_ids: Sequence[int]) -> dict[int, bool]:
+        """The live chunks among these (id → contested), each locked FOR SHARE until the caller's
+        transaction ends. For data derived from chunks that must not outlive them (the answer
+        cache): a writer retiring one either committed first (its id is missing here) or waits
+        for the caller's commit, and its after-commit invalidation then sees the caller's rows.
+        NOWAIT: a chunk an uncommitted write holds raises LockNotAvailable, so the caller never
+        waits on a writer (no deadlock). Runs in the caller's transaction, which must carry this
+        scope's settings (rls_context())."""
+        if not chunk_ids:
+            return {}
+        # Index: corpus_chunk primary key (id).
+        statement = sql.SQL("{} ORDER BY c.id FOR SHARE OF c NOWAIT").format(self.compose(ChunkQuery(
+            select=sql.SQL("c.id, c.contested"), where=sql.SQL("c.id = ANY(%(ids)s)"))))
+        cursor.execute(statement.as_string(None), {"ids": sorted(set(chunk_ids)), **self._params()})
+        columns = [col.name for col in cursor.description]
+        rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
+        self._tripwire(rows)
+        return {int(row["id"]): bool(row["contested"]) for row in rows}
+
     def _tripwire(self, rows: Sequence[Mapping[str, Any]]) -> None:
         allowed = set(self.audience_ids)
         for row in rows:

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from answering.models import Trace
 from answering.pipeline import answer
+from answering.providers import Completion, Message, ProviderConfig, build_provider
+from answering.providers.chain import ProviderChain
+from answering.tests.fake_provider import fake_provider
 from cachelayer import service as cache
 from cachelayer.models import CacheEntry
 from corpus.embedding import get_encoder
 from corpus.ingest import ingest_paths
+from corpus.models import Document
+from corpus.store import archive_documents
 from tenants import actions
 from tenants.models import Tenant
 from tenants.rls import staff_tenant_context, tenant_context
@@ -153,14 +161,12 @@ def test_two_identical_first_requests_write_one_entry(django_db_setup: Any, djan
         barrier = threading.Barrier(2)
 
         def store() -> None:
-            from django.db import connection
-
             barrier.wait()
             try:
                 results.append(cache.store(tenant_id=tenant.id, audience_ids=audiences, query="Race question?",
                                            query_vector=vector, generator="extractive", answer="A", sources=[],
                                            conflict=False, provider="", model="", trace_id=None, cost_usd=0.0,
-                                           chunk_ids=[]))
+                                           chunk_ids=[]).entry_id)
             finally:
                 connection.close()
 
@@ -192,3 +198,236 @@ def test_console_shows_hit_rate_and_cost_saved(shop: Tenant) -> None:
     client.force_login(root)
     page = client.get("/admin/answering/trace/").content.decode()
     assert "cache hit rate" in page and "cache-shop" in page and "50%" in page
+
+
+# -- an ingest that retires the cited chunks while the model is writing -----------------------
+
+SECRET_DOC = ("# Staging\n\n## Access\n\nThe staging admin password is hunter2. "
+              "Staging resets every night at 02:00 UTC.\n")
+CLEAN_DOC = "# Staging\n\n## Access\n\nAsk the on-call engineer for staging access. Staging resets every night.\n"
+SECRET_QUESTION = "What is the staging admin password?"
+SECRET_ANSWER = json.dumps({"answer": "The staging admin password is hunter2 [1].", "citations": [1],
+                            "declined": False})
+
+
+def committed_tenant(slug: str, folder: Path) -> Tenant:
+    """A tenant whose rows are committed, so an ingest on another connection sees and replaces them."""
+    tenant, _ = actions.tenant_get_or_create(slug=slug)
+    (folder / "staging.md").write_text(SECRET_DOC)
+    ingest_paths(tenant=tenant, paths=[folder])
+    return tenant
+
+
+class IngestWhileWriting:
+    """A provider in front of the real local one: before the first token, a worker on its own
+    connection re-ingests the folder (the secret is gone) and commits, as an upload job would
+    while the model writes. Retrieval has already happened; the cache store has not."""
+
+    def __init__(self, inner: Any, tenant: Tenant, folder: Path) -> None:
+        self.inner, self.tenant, self.folder = inner, tenant, folder
+        self.name, self.model = inner.name, inner.model
+        self.ingested = False
+
+    def stream(self, messages: Sequence[Message], *, temperature: float, max_tokens: int,
+               json_output: bool) -> Iterator[str | Completion]:
+        if not self.ingested:
+            self.ingested = True
+            (self.folder / "staging.md").write_text(CLEAN_DOC)
+            worker = threading.Thread(target=self._ingest)
+            worker.start()
+            worker.join()
+        yield from self.inner.stream(messages, temperature=temperature, max_tokens=max_tokens,
+                                     json_output=json_output)
+
+    def _ingest(self) -> None:
+        try:
+            report = ingest_paths(tenant=self.tenant, paths=[self.folder])
+            assert report.ok, report.summary()
+        finally:
+            connection.close()
+
+
+def ask_while_ingesting(tenant: Tenant, folder: Path, url: str) -> tuple[Any, IngestWhileWriting]:
+    provider = IngestWhileWriting(build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY",
+                                                                "gpt-4o-mini", 5)), tenant, folder)
+    result = answer(tenant=tenant, audiences=["public"], question=SECRET_QUESTION, chain=ProviderChain([provider]))
+    return result, provider
+
+
+def ask_again(tenant: Tenant, url: str) -> Any:
+    chain = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "gpt-4o-mini", 5))])
+    return answer(tenant=tenant, audiences=["public"], question=SECRET_QUESTION, chain=chain)
+
+
+def test_an_ingest_while_the_model_writes_leaves_no_stale_entry(
+    django_db_setup: Any, django_db_blocker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    with django_db_blocker.unblock():
+        tenant = committed_tenant("cache-stale", tmp_path)
+        try:
+            with fake_provider() as (url, script):
+                script.openai.append(("ok", SECRET_ANSWER))
+                result, provider = ask_while_ingesting(tenant, tmp_path, url)
+                assert provider.ingested and result.action == "answered"  # what was live at retrieval went out once
+                assert entries(tenant) == []  # but it is not kept: its chunks died before the store
+                skipped = trace(tenant, result.trace_id).details["cache_store"]
+                assert skipped["entry_id"] is None and "retired" in skipped["skipped"]
+                script.openai.append(("ok", json.dumps({"answer": "Ask the on-call engineer [1].",
+                                                        "citations": [1], "declined": False})))
+                again = ask_again(tenant, url)
+            assert not again.cache_hit and "hunter2" not in again.text
+        finally:
+            cache.purge_tenant(tenant_id=tenant.id)
+
+
+def test_forced_fail_without_the_liveness_check_the_secret_is_served_from_cache(
+    django_db_setup: Any, django_db_blocker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+    monkeypatch.setattr(cache, "_live_chunks", lambda cursor, *, scope, chunk_ids: {c: False for c in chunk_ids})
+    with django_db_blocker.unblock():
+        tenant = committed_tenant("cache-stale-forced", tmp_path)
+        try:
+            with fake_provider() as (url, script):
+                script.openai.append(("ok", SECRET_ANSWER))
+                ask_while_ingesting(tenant, tmp_path, url)
+                again = ask_again(tenant, url)
+            # The detector goes red: an entry built on dead chunks outlives them and is served.
+            assert again.cache_hit and "hunter2" in again.text
+        finally:
+            cache.purge_tenant(tenant_id=tenant.id)
+
+
+def test_a_store_never_waits_on_an_ingest_that_is_retiring_its_chunks(
+    django_db_setup: Any, django_db_blocker: Any, tmp_path: Path
+) -> None:
+    """The other order: the ingest has archived the cited chunks but not committed yet. The
+    store neither waits (a deadlock with the writer is impossible) nor stores; once the ingest
+    commits, nothing stale is left."""
+    with django_db_blocker.unblock():
+        tenant = committed_tenant("cache-stale-busy", tmp_path)
+        audiences = actions.audience_ids(tenant=tenant, slugs=["public"])
+        vector = get_encoder().encode_one(SECRET_QUESTION)
+        hit = cache_search_chunk_ids(tenant, audiences)
+        archived, release = threading.Event(), threading.Event()
+
+        def archive_and_hold() -> None:
+            from django.db import transaction
+
+            try:
+                with transaction.atomic():
+                    with staff_tenant_context([tenant.id]):
+                        document_ids = list(Document.objects.filter(tenant=tenant).values_list("id", flat=True))
+                    archive_documents(tenant=tenant, document_ids=document_ids)
+                    archived.set()
+                    release.wait(30)
+            finally:
+                connection.close()
+
+        holder = threading.Thread(target=archive_and_hold)
+        holder.start()
+        try:
+            assert archived.wait(30)
+            stored = cache.store(tenant_id=tenant.id, audience_ids=audiences, query=SECRET_QUESTION,
+                                 query_vector=vector, generator="extractive", answer="hunter2", sources=[],
+                                 conflict=False, provider="", model="", trace_id=None, cost_usd=0.0,
+                                 chunk_ids=hit)
+        finally:
+            release.set()
+            holder.join()
+        try:
+            assert stored.entry_id is None and "being" in stored.skipped
+            assert entries(tenant) == []
+        finally:
+            cache.purge_tenant(tenant_id=tenant.id)
+
+
+def test_an_ingest_retiring_chunks_a_store_holds_waits_and_then_drops_the_entry(
+    django_db_setup: Any, django_db_blocker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The third order: the store has checked and locked the chunks and not committed when the
+    ingest archives them. The ingest waits for the store's commit, so its after-commit hook sees
+    the entry and deletes it (without the lock the hook would run first and miss it)."""
+    with django_db_blocker.unblock():
+        tenant = committed_tenant("cache-stale-held", tmp_path)
+        audiences = actions.audience_ids(tenant=tenant, slugs=["public"])
+        vector = get_encoder().encode_one(SECRET_QUESTION)
+        cited = cache_search_chunk_ids(tenant, audiences)
+        with staff_tenant_context([tenant.id]):
+            document_ids = list(Document.objects.filter(tenant=tenant).values_list("id", flat=True))
+        inserted, release = threading.Event(), threading.Event()
+        real_insert = cache._insert
+
+        def insert_and_hold(cursor: Any, **kwargs: Any) -> int | None:
+            entry_id = real_insert(cursor, **kwargs)
+            inserted.set()
+            release.wait(30)
+            return entry_id
+
+        monkeypatch.setattr(cache, "_insert", insert_and_hold)
+        results: list[Any] = []
+
+        def in_thread(work: Any) -> threading.Thread:
+            def run() -> None:
+                try:
+                    results.append(work())
+                finally:
+                    connection.close()
+            thread = threading.Thread(target=run)
+            thread.start()
+            return thread
+
+        storer = in_thread(lambda: cache.store(
+            tenant_id=tenant.id, audience_ids=audiences, query=SECRET_QUESTION, query_vector=vector,
+            generator="extractive", answer="hunter2", sources=[], conflict=False, provider="", model="",
+            trace_id=None, cost_usd=0.0, chunk_ids=cited))
+        try:
+            assert inserted.wait(60)
+            archiver = in_thread(lambda: archive_documents(tenant=tenant, document_ids=document_ids))
+            archiver.join(1.0)
+            assert archiver.is_alive()  # waiting on the store's share lock
+        finally:
+            release.set()
+            storer.join()
+        archiver.join()
+        try:
+            assert results[0].entry_id is not None  # it was stored (all live at its commit)...
+            assert entries(tenant) == []  # ...and deleted by the ingest's hook once both committed
+        finally:
+            cache.purge_tenant(tenant_id=tenant.id)
+
+
+def cache_search_chunk_ids(tenant: Tenant, audiences: Sequence[int]) -> list[int]:
+    from retrieval.search import search
+    from tenants.readers import reader_scope
+
+    scope = reader_scope(tenant=tenant, audiences=["public"])
+    result = search(scope=scope, query=SECRET_QUESTION, ts_config=tenant.text_search_config)
+    return [c.chunk_id for c in result.candidates[:3]]
+
+
+@pytest.mark.django_db
+def test_a_store_citing_a_retired_chunk_is_skipped_and_says_why(shop: Tenant) -> None:
+    audiences = actions.audience_ids(tenant=shop, slugs=["public"])
+    vector = get_encoder().encode_one("How many times are failed webhook deliveries retried?")
+    live = cache_live_ids(shop)
+    kwargs = dict(tenant_id=shop.id, audience_ids=audiences, query_vector=vector, generator="extractive",
+                  answer="8 times", sources=[], conflict=False, provider="", model="", trace_id=None, cost_usd=0.0)
+    dead = cache.store(query="retired chunk", chunk_ids=[live[0], max(live) + 1000], **kwargs)
+    assert dead.entry_id is None and "retired" in dead.skipped
+    changed = cache.store(query="contested since", chunk_ids=live[:1], contested_ids=live[:1], **kwargs)
+    assert changed.entry_id is None and "contested" in changed.skipped
+    kept = cache.store(query="all live", chunk_ids=live[:2], **kwargs)
+    assert kept.entry_id is not None and kept.skipped == ""
+    assert cache.store(query="all live", chunk_ids=live[:2], **kwargs).skipped == "duplicate"
+    assert [e.query_norm for e in entries(shop)] == ["all live"]
+
+
+def cache_live_ids(tenant: Tenant) -> list[int]:
+    from retrieval.search import search
+    from tenants.readers import reader_scope
+
+    scope = reader_scope(tenant=tenant, audiences=["public"])
+    result = search(scope=scope, query="webhook retries backoff", ts_config=tenant.text_search_config)
+    return sorted(c.chunk_id for c in result.candidates)
