@@ -44,3 +44,24 @@ def assert_statistics_match_chunks(tenant: Tenant) -> None:
     lengths = {row["chunk"]: row["length"] for row in rows}
     assert scope.document_frequencies(list(expected)) == dict(expected)
     assert scope.corpus_totals() == (len(lengths), sum(lengths.values()))
+
+
+def snapshot(tenant: Tenant) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """Everything an ingest can change about a document: audience, bytes, status, chunks, tags."""
+    chunks: dict[int, list[tuple[int, bool]]] = {}
+    for row in stored_chunks(tenant):
+        chunks.setdefault(row["document_id"], []).append((row["id"], row["contested"]))
+    return {key: (doc.audience.slug, doc.content_hash, doc.status, doc.superseded_by_id, tuple(chunks.get(doc.pk, ())))
+            for key, doc in documents(tenant).items()}
+
+
+def assert_stayed_inside(tenant: Tenant, before: dict[tuple[str, str], tuple[Any, ...]], held: set[str]) -> None:
+    """The writer's invariant: nothing new or changed lies outside `held`, and every document
+    outside `held` is exactly what it was."""
+    after = snapshot(tenant)
+    for key, state in after.items():
+        if state != before.get(key) and state[0] not in held:
+            raise AssertionError(f"{key} was written into audience {state[0]!r}, outside {sorted(held)}")
+    for key, state in before.items():
+        if state[0] not in held and after.get(key) != state:
+            raise AssertionError(f"{key} ({state[0]}) changed: {state} -> {after.get(key)}")

@@ -20,7 +20,7 @@ from django.test import Client, override_settings
 from conftest import Cast
 from corpus.ingest import ingest_paths
 from corpus.rights import Writer
-from corpus.tests.helpers import documents, stored_chunks
+from corpus.tests.helpers import assert_stayed_inside, documents, snapshot, stored_chunks
 from tenants import actions
 
 IMMEDIATE = override_settings(TASKS={"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}})
@@ -44,28 +44,7 @@ def hidden(acme: Cast, tmp_path: Path) -> dict[tuple[str, str], tuple[Any, ...]]
     tickets.write_text(json.dumps(INTERNAL_TICKET))
     assert ingest_paths(tenant=acme.tenant, paths=[folder]).ok
     assert ingest_paths(tenant=acme.tenant, paths=[tickets], source_type="ticket").ok
-    return snapshot(acme)
-
-
-def snapshot(cast: Cast) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """Everything an ingest can change about a document: audience, bytes, status, chunks, tags."""
-    chunks: dict[int, list[tuple[int, bool]]] = {}
-    for row in stored_chunks(cast.tenant):
-        chunks.setdefault(row["document_id"], []).append((row["id"], row["contested"]))
-    return {key: (doc.audience.slug, doc.content_hash, doc.status, doc.superseded_by_id, tuple(chunks.get(doc.pk, ())))
-            for key, doc in documents(cast.tenant).items()}
-
-
-def assert_stayed_inside(cast: Cast, before: dict[tuple[str, str], tuple[Any, ...]], held: set[str]) -> None:
-    """The writer's invariant: nothing new or changed lies outside `held`, and every document
-    outside `held` is exactly what it was."""
-    after = snapshot(cast)
-    for key, state in after.items():
-        if state != before.get(key) and state[0] not in held:
-            raise AssertionError(f"{key} was written into audience {state[0]!r}, outside {sorted(held)}")
-    for key, state in before.items():
-        if state[0] not in held and after.get(key) != state:
-            raise AssertionError(f"{key} ({state[0]}) changed: {state} -> {after.get(key)}")
+    return snapshot(acme.tenant)
 
 
 def upload(cast: Cast, audiences: tuple[str, ...], *files: SimpleUploadedFile, capture: Any,
@@ -95,7 +74,7 @@ def test_front_matter_audience_outside_the_key_is_a_per_file_error(
     assert "audience 'internal' is not one this upload may write to" in reasons(job)
     assert ("doc", "sneaky") not in documents(acme.tenant)
     assert documents(acme.tenant)[("doc", "good")].audience.slug == "public"
-    assert_stayed_inside(acme, hidden, {"public"})
+    assert_stayed_inside(acme.tenant, hidden, {"public"})
 
 
 @pytest.mark.django_db
@@ -116,7 +95,7 @@ def test_ticket_and_changelog_audience_fields_are_held_to_the_key(
                  capture=django_capture_on_commit_callbacks, source_type="ticket")
     assert job["report"]["added"] == 1 and "'internal' is not one this upload may write to" in reasons(job)
     assert ("ticket", "T-7") not in documents(acme.tenant)
-    assert_stayed_inside(acme, hidden, {"public", "customer"})
+    assert_stayed_inside(acme.tenant, hidden, {"public", "customer"})
 
 
 @pytest.mark.django_db
@@ -129,7 +108,7 @@ def test_an_entry_id_or_slug_of_another_audience_is_never_replaced(
     job = upload(acme, ("public",), SimpleUploadedFile("fraud-review.md", b"# Fraud review\n\nNo review at all.\n"),
                  capture=django_capture_on_commit_callbacks)
     assert "slug 'fraud-review' belongs to a document this upload may not replace" in reasons(job)
-    assert_stayed_inside(acme, hidden, {"public"})
+    assert_stayed_inside(acme.tenant, hidden, {"public"})
 
 
 @pytest.mark.django_db
@@ -141,7 +120,7 @@ def test_supersedes_cannot_archive_a_document_outside_the_key(
     assert job["report"]["archived"] == 0
     assert "supersedes 'fraud-review', which is not ingested" in " ".join(job["report"]["warnings"])
     assert documents(acme.tenant)[("doc", "fraud-review")].status == "active"
-    assert_stayed_inside(acme, hidden, {"public"})
+    assert_stayed_inside(acme.tenant, hidden, {"public"})
 
 
 @pytest.mark.django_db
@@ -153,12 +132,12 @@ def test_a_refused_file_cannot_supersede_through_the_slug_it_collided_with(
     public.mkdir()
     (public / "faq.md").write_text("# FAQ\n\nAsk us anything.\n")
     assert ingest_paths(tenant=acme.tenant, paths=[public]).ok
-    before = snapshot(acme)
+    before = snapshot(acme.tenant)
     job = upload(acme, ("public",),
                  SimpleUploadedFile("fraud-review.md", b"---\nsupersedes: faq\n---\n# Fraud review\n\nx\n"),
                  capture=django_capture_on_commit_callbacks)
     assert job["report"]["archived"] == 0 and documents(acme.tenant)[("doc", "faq")].status == "active"
-    assert snapshot(acme) == before
+    assert snapshot(acme.tenant) == before
 
 
 @pytest.mark.django_db
@@ -171,7 +150,7 @@ def test_a_manifest_cannot_tag_documents_outside_the_key(
                  capture=django_capture_on_commit_callbacks)
     assert job["report"]["contested_chunks"] == 0
     assert "documents not ingested: doc:fraud-review, ticket:T-100" in " ".join(job["report"]["warnings"])
-    assert_stayed_inside(acme, hidden, {"public"})
+    assert_stayed_inside(acme.tenant, hidden, {"public"})
 
 
 @pytest.mark.django_db
@@ -222,4 +201,4 @@ def test_forced_fail_without_the_writer_rule_the_invariant_goes_red(
            SimpleUploadedFile("sneaky.md", b"---\naudience: internal\nsupersedes: fraud-review\n---\n# S\n\nPlanted.\n"),
            capture=django_capture_on_commit_callbacks)
     with pytest.raises(AssertionError, match="outside|changed"):
-        assert_stayed_inside(acme, hidden, {"public"})
+        assert_stayed_inside(acme.tenant, hidden, {"public"})
