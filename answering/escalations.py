@@ -17,7 +17,7 @@ from django.utils import timezone
 from answering.models import Escalation, Trace
 from corpus.jobs import ingest_job_create
 from corpus.models import IngestJob
-from tenants.models import Audience
+from tenants.models import Audience, MembershipAudience
 from tenants.rls import tenant_context
 
 # From the widest readership to the narrowest: a resolution is filed for the narrowest
@@ -86,10 +86,14 @@ def default_audience(*, escalation: Escalation) -> str:
 
 
 def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
-    history = "\n".join(f"{turn['role']}: {turn['content']}" for turn in escalation.history or [])
+    """The asker's words and the agent's note, nothing else. The history came from the client:
+    an "assistant" turn in it was never said by us, and filed here it would be retrieved and
+    cited as the company's own answer. The asker's earlier questions give the question its
+    meaning ("what about the backoff?") and are theirs, so they stay, marked as theirs."""
+    earlier = [str(turn.get("content", "")) for turn in escalation.history or [] if turn.get("role") == "user"]
     question = escalation.question
-    if history:
-        question += f"\n\nEarlier in the conversation:\n{history}"
+    if earlier:
+        question += "\n\nThe asker's earlier messages:\n" + "\n".join(f"- {text}" for text in earlier if text)
     return {
         "id": ticket_slug(escalation),
         "subject": escalation.question[:200],
@@ -98,6 +102,16 @@ def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
         "resolved_at": (escalation.resolved_at or timezone.now()).date().isoformat(),
         "audience": audience,
     }
+
+
+def agent_audiences(*, tenant_id: int, user: Any) -> list[str]:
+    """What the resolving agent may write into: their membership's audiences (a superuser: all).
+    The ticket is their upload, held to the same rule as any other (docs/decisions/0031)."""
+    audiences = Audience.objects.filter(tenant_id=tenant_id)
+    if not user.is_superuser:
+        audiences = audiences.filter(id__in=MembershipAudience.objects.filter(
+            membership__tenant_id=tenant_id, membership__user=user).values("audience_id"))
+    return sorted(audiences.values_list("slug", flat=True))
 
 
 def escalation_to_document(*, escalation: Escalation, user: Any, audience: str | None = None) -> IngestJob:
@@ -115,7 +129,8 @@ def escalation_to_document(*, escalation: Escalation, user: Any, audience: str |
     payload = json.dumps([_ticket_entry(escalation, audience)], ensure_ascii=False, indent=2).encode()
     upload = SimpleUploadedFile(f"ticket-{ticket_slug(escalation)}.json", payload, content_type="application/json")
     job = ingest_job_create(tenant=escalation.tenant, files=[upload], audience=audience, source_type="ticket",
-                            created_by_id=user.pk)
+                            created_by_id=user.pk,
+                            writer_audiences=agent_audiences(tenant_id=escalation.tenant_id, user=user))
     with tenant_context(escalation.tenant_id):
         Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id).update(knowledge_job=job)
     escalation.knowledge_job = job
