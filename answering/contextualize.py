@@ -4,6 +4,7 @@ Plugged into ingest by dotted path (settings.CORPUS_CONTEXTUALIZER =
 "answering.contextualize.contextualize"), because corpus never imports answering. The blurb is
 embedded together with the chunk, while the stored text stays verbatim, so citations do not
 change; blurbs are stored on the chunk for inspection. Off by default: it needs a provider.
+The call is billed to the ingesting tenant as stage "contextualize", like every provider call.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 from django.conf import settings
 
 from answering.providers import Message
-from answering.providers.chain import ProviderChain
+from answering.providers.chain import ProviderChain, SpendCapReached, UnmeteredCall
+from answering.spend import TenantMeter
+from tenants.models import Tenant
 
 PROMPT = """Here is a document titled "{title}":
 <document>
@@ -27,14 +30,28 @@ document, to improve search retrieval of the chunk. Reply with a JSON object
 _MAX_DOCUMENT_CHARS = 24_000
 
 
-def contextualize(*, document: Any, chunks: list[str], chain: ProviderChain | None = None) -> list[str]:
+def contextualize(*, document: Any, chunks: list[str], tenant: Tenant | None = None,
+                  chain: ProviderChain | None = None) -> list[str]:
+    """Blurbs for one document's chunks, billed to `tenant` (the one whose ingest this is).
+
+    Past the tenant's daily spend cap this raises SpendCapReached, which stops the ingest
+    before anything is written: chunks stored without their blurbs would never be redone,
+    because the index key already names this contextualizer."""
     chain = chain or ProviderChain.from_settings()
     if not chain:
         return ["" for _ in chunks]
+    if chain.meter is None:
+        if tenant is None:
+            raise UnmeteredCall("contextualize() needs the tenant whose ingest pays for the blurbs")
+        chain = chain.metered(TenantMeter(tenant=tenant))
     text = "\n\n".join(section.text for section in document.sections)[:_MAX_DOCUMENT_CHARS]
     numbered = "\n".join(f"<chunk number=\"{n}\">{c[:1500]}</chunk>" for n, c in enumerate(chunks, start=1))
-    completion = chain.complete([Message("user", PROMPT.format(title=document.title, document=text, chunks=numbered))],
-                                temperature=0.0, max_tokens=min(4000, 60 * len(chunks) + 100), json_output=True)
+    try:
+        completion = chain.complete(
+            [Message("user", PROMPT.format(title=document.title, document=text, chunks=numbered))],
+            temperature=0.0, max_tokens=min(4000, 60 * len(chunks) + 100), json_output=True, stage="contextualize")
+    except SpendCapReached as exc:
+        raise SpendCapReached(f"contextual blurbs for {document.title!r} stopped: {exc}") from None
     try:
         blurbs = json.loads(completion.text).get("blurbs", [])
     except (ValueError, AttributeError):

@@ -4,7 +4,7 @@ Skipped on the first turn (a question with nothing before it is standalone). His
 rendered as data for the model to analyse, not replayed as chat turns to take part in. The
 output is rejected when it is empty, overlong, or an answer instead of a rewrite; any
 failure falls back to the raw question, because a worse query is better than no answer.
-Offline (no provider), follow-ups that lean on context ("what about…", pronouns, very short
+Offline (no provider, or a call the tenant's daily spend cap refused), follow-ups that lean on context ("what about…", pronouns, very short
 questions) are joined to the previous user turn.
 """
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from answering.providers import Message
-from answering.providers.chain import AllProvidersFailed, ProviderChain
+from answering.providers import Completion, Message
+from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached
 
 PROMPT = """Rewrite the customer's last message as one standalone search query for the documentation.
 Use the conversation only to resolve what the last message refers to. Do not answer it.
@@ -61,17 +61,21 @@ def rewrite_query(question: str, history: Sequence[dict[str, str]], chain: Provi
     if not turns:
         return Rewrite(question, "none", "first turn")
     if chain:
+        completion: Completion | None
         try:
             completion = chain.complete(
                 [Message("user", PROMPT.format(history=render_history(turns), question=question))],
-                temperature=0.0, max_tokens=120,
+                temperature=0.0, max_tokens=120, stage="rewrite",
             )
+        except SpendCapReached:
+            completion = None  # past the cap: rewrite as if no provider were configured
         except AllProvidersFailed as exc:
             return Rewrite(question, "fallback", str(exc)[:200])
-        problem = validate_rewrite(completion.text, question)
-        if problem:
-            return Rewrite(question, "fallback", problem)
-        return Rewrite(completion.text.strip(), "model")
+        if completion is not None:
+            problem = validate_rewrite(completion.text, question)
+            if problem:
+                return Rewrite(question, "fallback", problem)
+            return Rewrite(completion.text.strip(), "model")
     previous = [t["content"] for t in turns if t["role"] == "user"]
     if previous and (len(question.split()) <= 6 or _FOLLOW_UP.search(question)):
         return Rewrite(f"{previous[-1].strip()} {question.strip()}", "offline", "follow-up joined to the last user turn")

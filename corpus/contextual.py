@@ -26,7 +26,8 @@ def summary_sentence(document: Any) -> str:
     return ""
 
 
-def title_and_summary(*, document: Any, chunks: list[str]) -> list[str]:
+def title_and_summary(*, document: Any, chunks: list[str], tenant: Any = None) -> list[str]:
+    """`tenant` is what ingest hands every contextualizer (a model-written one bills it); this one calls no one."""
     title = " ".join(str(document.title or "").split())
     summary = summary_sentence(document)
     blurbs = []

@@ -3,7 +3,11 @@
 The judge runs on its own provider chain (settings.ANSWER_JUDGE_PROVIDERS, conventionally the
 generator's chain in reverse order) and never on a model the generator uses: a model grading
 its own answers shares its own blind spots (docs/decisions/0020-judge-on-another-model.md).
-Every score carries the model that produced it. A reply the judge cannot be held to (not
+Every score carries the model that produced it. Its calls are billed to the tenant under
+evaluation (stage "judge"): an operator runs it, but against a tenant's corpus and with the
+same provider accounts, so it counts toward that tenant's daily cap like the answers it
+grades; past the cap the remaining cases are left unjudged with the reason, and nothing is
+sent (docs/decisions/0037-every-provider-call-is-metered.md). A reply the judge cannot be held to (not
 JSON, a score outside 0–100, a missing field) leaves the case unjudged: it is excluded from
 the means, never counted as zero. Too few judged cases and the generation metrics are
 skipped altogether, said out loud.
@@ -21,7 +25,8 @@ from django.core.exceptions import ImproperlyConfigured
 from psycopg import sql
 
 from answering.providers import Message, ProviderError, build_provider, parse_provider_configs
-from answering.providers.chain import AllProvidersFailed, ProviderChain
+from answering.providers.chain import AllProvidersFailed, CallMeter, ProviderChain, SpendCapReached
+from answering.spend import TenantMeter
 from tenants.models import Audience, Tenant
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -86,15 +91,20 @@ class Judge:
     def models(self) -> list[str]:
         return [p.model for p in self.chain.providers]
 
-    def score(self, *, question: str, answer: str, sources: Sequence[tuple[int, str, str]]) -> JudgeScore:
-        """sources: (number as cited in the answer, title, full text). Raises JudgeOutputError."""
+    def score(self, *, question: str, answer: str, sources: Sequence[tuple[int, str, str]],
+              meter: CallMeter | None = None) -> JudgeScore:
+        """sources: (number as cited in the answer, title, full text). Raises JudgeOutputError, or
+        SpendCapReached when `meter` (the tenant's) refuses the call."""
         documents = "\n\n".join(f'<document number="{n}" title="{title}">\n{text}\n</document>'
                                 for n, title, text in sources)
         messages = [Message("system", SYSTEM_PROMPT),
                     Message("user", f"Question: {question}\n\n<documents>\n{documents}\n</documents>\n\n"
                                     f"<answer>\n{answer}\n</answer>")]
+        chain = self.chain.metered(meter, stage="judge") if meter is not None else self.chain
         try:
-            completion = self.chain.complete(messages, temperature=0.0, max_tokens=300, json_output=True)
+            completion = chain.complete(messages, temperature=0.0, max_tokens=300, json_output=True, stage="judge")
+        except SpendCapReached:
+            raise
         except (AllProvidersFailed, ProviderError) as exc:
             raise JudgeOutputError(f"no judge reply: {exc}") from exc
         faithfulness, support, critique = parse_judgement(completion.text)
@@ -139,7 +149,10 @@ def judge_case(*, judge: Judge, tenant: Tenant, question: str, answer: str,
     texts = source_texts(tenant=tenant, chunk_ids=[s["chunk_id"] for s in sources])
     numbered = [(int(s["number"]), str(s["title"]), texts.get(s["chunk_id"], s.get("snippet", ""))) for s in sources]
     try:
-        return judge.score(question=question, answer=answer, sources=numbered).as_dict()
+        return judge.score(question=question, answer=answer, sources=numbered,
+                           meter=TenantMeter(tenant=tenant)).as_dict()
+    except SpendCapReached as exc:
+        return {"unjudged": f"judging stopped, nothing sent: {exc}"}
     except JudgeOutputError as exc:
         return {"unjudged": str(exc)}
 

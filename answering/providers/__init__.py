@@ -33,9 +33,12 @@ class ErrorKind(str, enum.Enum):
 
 
 class ProviderError(Exception):
-    def __init__(self, kind: ErrorKind, message: str, *, retry_after: float | None = None, status: int | None = None):
+    def __init__(self, kind: ErrorKind, message: str, *, retry_after: float | None = None, status: int | None = None,
+                 billed: Completion | None = None):
         super().__init__(f"{kind.value}: {message}")
         self.kind, self.retry_after, self.status = kind, retry_after, status
+        # Usage the provider reported before the failure: it billed those tokens, so the meter counts them.
+        self.billed = billed
 
 
 @dataclass(frozen=True)

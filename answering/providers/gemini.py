@@ -44,10 +44,12 @@ class GeminiProvider:
                         yield part["text"]
                 if candidate.get("finishReason"):
                     finished = True
-        if not finished:
-            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended without a finishReason")
         tokens_in, tokens_out = int(usage.get("promptTokenCount", 0)), int(usage.get("candidatesTokenCount", 0))
         cost, priced = price(self.model, tokens_in, tokens_out)
-        yield Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
-                         output_tokens=tokens_out, cost_usd=cost, priced=priced,
-                         latency_ms=round((time.perf_counter() - started) * 1000, 1))
+        completion = Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
+                                output_tokens=tokens_out, cost_usd=cost, priced=priced,
+                                latency_ms=round((time.perf_counter() - started) * 1000, 1))
+        if not finished:
+            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended without a finishReason",
+                                billed=completion if usage else None)
+        yield completion

@@ -47,10 +47,12 @@ class OpenAICompatProvider:
                 if delta:
                     parts.append(delta)
                     yield delta
-        if not done:
-            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended before [DONE]")
         tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
         cost, priced = price(self.model, tokens_in, tokens_out)
-        yield Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
-                         output_tokens=tokens_out, cost_usd=cost, priced=priced,
-                         latency_ms=round((time.perf_counter() - started) * 1000, 1))
+        completion = Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
+                                output_tokens=tokens_out, cost_usd=cost, priced=priced,
+                                latency_ms=round((time.perf_counter() - started) * 1000, 1))
+        if not done:
+            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended before [DONE]",
+                                billed=completion if usage else None)
+        yield completion

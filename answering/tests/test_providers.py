@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 
 from answering.providers import ErrorKind, Message, ProviderConfig, ProviderError, build_provider, parse_provider_configs
-from answering.providers.chain import AllProvidersFailed, ProviderChain
+from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached, Tally
 from answering.providers.sse import iter_events
 from answering.tests.fake_provider import fake_provider
 
@@ -82,7 +82,7 @@ def test_chain_fails_over_and_records_the_attempt() -> None:
     with fake_provider() as (url, script):
         script.openai.append(("status", (503, None, "down")))
         script.gemini.append(("ok", ANSWER))
-        chain = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))])
+        chain = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).metered(Tally())
         completion = chain.complete(MESSAGES)
     assert completion.text == ANSWER and completion.model == "gemini-2.0-flash"
     assert [a["kind"] for a in completion.attempts] == ["overloaded"]
@@ -92,7 +92,7 @@ def test_short_retry_after_is_honoured_on_the_same_provider() -> None:
     with fake_provider() as (url, script), override_settings(ANSWER_MAX_RETRY_WAIT=2.0):
         script.openai.extend([("status", (429, 1, "{}")), ("ok", ANSWER)])
         started = time.monotonic()
-        completion = ProviderChain([build_provider(openai(url))]).complete(MESSAGES)
+        completion = ProviderChain([build_provider(openai(url))]).metered(Tally()).complete(MESSAGES)
     assert completion.text == ANSWER and time.monotonic() - started >= 1.0
     assert len(script.requests) == 2
 
@@ -102,7 +102,8 @@ def test_long_retry_after_fails_over_at_once() -> None:
         script.openai.append(("status", (429, 120, "{}")))
         script.gemini.append(("ok", ANSWER))
         started = time.monotonic()
-        completion = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).complete(MESSAGES)
+        completion = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).metered(
+            Tally()).complete(MESSAGES)
     assert time.monotonic() - started < 1.5
     assert completion.attempts[0]["kind"] == "quota_exhausted"
 
@@ -112,7 +113,8 @@ def test_every_provider_down_raises_all_failed() -> None:
         script.openai.append(("status", (503, None, "down")))
         script.gemini.append(("cut", ANSWER))
         with pytest.raises(AllProvidersFailed) as raised:
-            ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).complete(MESSAGES)
+            ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).metered(Tally()).complete(
+                MESSAGES)
     assert [a["kind"] for a in raised.value.attempts] == ["overloaded", "bad_response"]
 
 
@@ -133,9 +135,50 @@ def test_contextual_blurbs_come_from_one_call_per_document(tmp_path: object) -> 
                               sections=[Section(("Refunds",), "Refunds take 14 days.")])
     with fake_provider() as (url, script):
         script.openai.append(("ok", '{"blurbs": ["About refund timing."]}'))
-        chain = ProviderChain([build_provider(openai(url))])
+        chain = ProviderChain([build_provider(openai(url))]).metered(Tally())
         assert contextualize(document=document, chunks=["Refunds\n\nRefunds take 14 days.", "x"], chain=chain) == [
             "About refund timing.", ""]
         script.openai.append(("ok", "not json"))
         assert contextualize(document=document, chunks=["c"], chain=chain) == [""]
     assert len(script.requests) == 2  # one call per document
+
+
+class RefuseAfter(Tally):
+    """A meter that admits `n` requests, then refuses; it records what it is told."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.left, self.admitted = n, 0
+
+    def admit(self, *, stage: str) -> None:
+        if self.left <= 0:
+            raise SpendCapReached("cap reached in the test")
+        self.left -= 1
+        self.admitted += 1
+
+
+def test_the_meter_is_asked_before_every_request_retries_and_failover_included() -> None:
+    with fake_provider() as (url, script), override_settings(ANSWER_MAX_RETRY_WAIT=2.0):
+        script.openai.extend([("status", (429, 0, "{}")), ("status", (503, None, "down"))])
+        meter = RefuseAfter(2)
+        chain = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).metered(meter, stage="judge")
+        with pytest.raises(SpendCapReached) as refused:
+            chain.complete(MESSAGES)
+    # Two requests left (the 429 and its retry); the failover to the second provider was refused unsent.
+    assert len(script.requests) == 2 and meter.admitted == 2
+    assert [a["kind"] for a in refused.value.attempts] == ["rate_limited", "overloaded", "spend_cap"]
+    assert isinstance(refused.value, AllProvidersFailed)  # callers that cope with no provider cope with this
+
+
+@pytest.mark.parametrize("config", [openai, gemini])
+def test_a_stream_that_breaks_after_reporting_usage_is_still_billed(config: object) -> None:
+    with fake_provider() as (url, script):
+        getattr(script, config.__name__).extend([("unfinished", ANSWER), ("ok", ANSWER)])  # type: ignore[attr-defined]
+        tally = Tally()
+        chain = ProviderChain([build_provider(config(url))]).metered(tally, stage="rewrite")  # type: ignore[operator]
+        with pytest.raises(AllProvidersFailed):
+            chain.complete(MESSAGES)
+        assert tally.stages["rewrite"].calls == 1 and tally.stages["rewrite"].cost_usd > 0
+        chain.complete(MESSAGES, stage="relevance")  # a call may name its own stage
+    assert tally.stages["relevance"].calls == 1 and tally.total().calls == 2
+    assert tally.total().input_tokens == 2 * tally.stages["rewrite"].input_tokens > 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from answering.providers import build_provider, ProviderConfig
-from answering.providers.chain import ProviderChain
+from answering.providers.chain import ProviderChain, SpendCapReached, Tally
 from answering.rewriting import rewrite_query, validate_rewrite
 from answering.tests.fake_provider import fake_provider
 
@@ -32,7 +32,8 @@ def test_rewrite_validation(output: str, problem: str) -> None:
 def test_model_rewrite_sees_history_as_data_and_falls_back_on_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_OPENAI_KEY", "k")
     with fake_provider() as (url, script):
-        chain = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "m", 5))])
+        chain = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "m", 5))]
+                              ).metered(Tally())
         script.openai.append(("ok", "webhook retry exponential backoff schedule"))
         good = rewrite_query("What about the backoff?", HISTORY, chain)
         script.openai.append(("ok", "Yes, the backoff doubles each time."))
@@ -42,3 +43,23 @@ def test_model_rewrite_sees_history_as_data_and_falls_back_on_an_answer(monkeypa
     sent = script.requests[0]["body"]
     assert sent["temperature"] == 0.0
     assert len(sent["messages"]) == 1 and "<conversation>" in sent["messages"][0]["content"]
+
+
+class Refusing(Tally):
+    def admit(self, *, stage: str) -> None:
+        raise SpendCapReached(f"over the cap ({stage})")
+
+
+def test_rewrites_are_billed_as_their_own_stage_and_past_the_cap_fall_back_to_offline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "k")
+    with fake_provider() as (url, script):
+        base = ProviderChain([build_provider(ProviderConfig("openai", f"{url}/v1", "FAKE_OPENAI_KEY", "gpt-4o-mini", 5))])
+        tally = Tally()
+        script.openai.append(("ok", "webhook retry exponential backoff schedule"))
+        rewrite_query("What about the backoff?", HISTORY, base.metered(tally))  # the chain's own stage: generate
+        refused = rewrite_query("What about the backoff?", HISTORY, base.metered(Refusing()))
+    assert list(tally.stages) == ["rewrite"] and tally.stages["rewrite"].cost_usd > 0
+    # Refused before sending: the offline join, exactly as with no provider at all.
+    assert len(script.requests) == 1
+    assert refused.method == "offline" and refused.query == "How do webhook retries work? What about the backoff?"

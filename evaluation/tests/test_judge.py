@@ -128,3 +128,34 @@ def test_a_judge_on_the_generators_model_is_refused(settings: Any) -> None:
     settings.ANSWER_JUDGE_PROVIDERS = "gemini|https://g.example|G|gemini-2.5-flash,openai|https://a.example/v1|K|gpt-4.1"
     judge = judge_from_settings()
     assert judge is not None and judge.models == ["gemini-2.5-flash", "gpt-4.1"]
+
+
+@pytest.mark.django_db
+def test_the_judge_bills_the_evaluated_tenant_and_stops_at_its_cap(demo_corpus: Any, tmp_path: Path,
+                                                                  settings: Any, judge_keys: None) -> None:
+    """An operator runs the judge, but against a tenant and on the same accounts: it counts toward
+    that tenant's daily cap (stage "judge"), and past the cap nothing more is sent."""
+    from answering import spend
+
+    paylane = Tenant.objects.get(slug="paylane")
+    before = spend.usage_today(tenant=paylane)
+    with fake_provider() as (url, script):
+        script.openai.extend([("ok", GOOD), ("ok", GOOD)])
+        settings.ANSWER_PROVIDERS = ""
+        settings.ANSWER_JUDGE_PROVIDERS = f"openai|{url}/v1|FAKE_JUDGE_KEY|gpt-4.1-mini"
+        path = tmp_path / "g.yaml"
+        path.write_text(GOLDEN)
+        run_eval(golden=load_golden(path), tenant=paylane, arms=["hybrid"])
+        judged = spend.usage_today(tenant=paylane)
+        assert judged.by_stage["judge"]["calls"] - before.by_stage.get("judge", {}).get("calls", 0) == 2
+        assert judged.cost_usd > before.cost_usd
+
+        Tenant.objects.filter(pk=paylane.pk).update(daily_spend_cap_usd=judged.cost_usd)
+        sent = len(script.requests)
+        report = run_eval(golden=load_golden(path), tenant=Tenant.objects.get(slug="paylane"), arms=["hybrid"])
+        assert len(script.requests) == sent  # refused before sending
+    arm = report["arms"]["hybrid"]
+    unjudged = [c["judge"]["unjudged"] for c in arm["cases"] if "judge" in c]
+    assert len(unjudged) == 2 and all("judging stopped" in u and "daily spend cap" in u for u in unjudged)
+    assert report["judge"]["note"].startswith("skipped: the judge covered 0 of 2")
+    assert spend.spend_today_usd(tenant=paylane) == judged.cost_usd
