@@ -1,4 +1,5 @@
-"""Session settings the row-level security policies read, for staff pages."""
+"""Transaction-local settings the row-level security policies read: one tenant and its
+audiences for readers and writers, a set of tenants for staff pages."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 
 from tenants.models import Membership, Tenant
 
@@ -19,16 +20,24 @@ def staff_tenant_ids(user: Any) -> list[int]:
 
 
 @contextmanager
-def staff_tenant_context(tenant_ids: Sequence[int]) -> Iterator[None]:
+def staff_tenant_context(tenant_ids: Sequence[int], *, using: str = "default") -> Iterator[None]:
+    """A transaction whose staff setting admits `tenant_ids`, and nothing after it.
+
+    Transaction-local, like `app.tenant_id`: a session-level value would stay on the server
+    connection between transactions, and a pooler in transaction mode (pgbouncer) hands
+    that connection to other clients there, with this staff member's rights
+    (docs/decisions/0035). Cleared on the way out as well, so that the rest of an enclosing
+    transaction (a test's) does not inherit it.
+    """
     value = ",".join(str(int(t)) for t in tenant_ids)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('app.staff_tenant_ids', %s, false)", [value])
-    try:
+    connection = connections[using]
+    with transaction.atomic(using=using):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('app.staff_tenant_ids', %s, true)", [value])
         yield
-    finally:
-        if connection.connection is not None and not connection.needs_rollback:
+        if not connection.needs_rollback:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT set_config('app.staff_tenant_ids', '', false)")
+                cursor.execute("SELECT set_config('app.staff_tenant_ids', '', true)")
 
 
 @contextmanager

@@ -7,7 +7,8 @@ and forced-fail proofs that each check goes red when its layer is broken.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,3 +232,84 @@ def test_app_role_is_neither_superuser_nor_owner() -> None:
         assert cursor.fetchone() == (False, False, False)
         cursor.execute("SELECT relforcerowsecurity FROM pg_class WHERE relname = 'corpus_chunk'")
         assert cursor.fetchone() == (True,)
+
+
+# --- the staff setting on a pooled connection (issue 15 item 8, docs/decisions/0035) ----------
+
+STAFF_SETTING = "SELECT coalesce(current_setting('app.staff_tenant_ids', true), '')"
+
+
+@pytest.fixture
+def committed_cast(django_db_setup: Any, django_db_blocker: Any) -> Cast:
+    """Committed and idempotent, not the module's `world`: pytest-django runs these unmarked
+    tests after the marked ones, and `world` would be planted a second time."""
+    with django_db_blocker.unblock():
+        return _make_cast("iso-staff")
+
+
+@contextmanager
+def pooled_neighbour(alias: str = "default") -> Iterator[list[str]]:
+    """What another client would find on this server connection under pgbouncer in
+    transaction mode, which may hand it over whenever it is not inside a transaction: after
+    every statement run outside one, and once more at the end, read the staff setting."""
+    connection = connections[alias]
+    seen: list[str] = []
+
+    def peek() -> None:
+        with connection.connection.cursor() as raw:
+            raw.execute(STAFF_SETTING)
+            seen.append(raw.fetchone()[0])
+
+    def between_transactions(execute: Any, statement: str, params: Any, many: bool, context: Any) -> Any:
+        try:
+            return execute(statement, params, many, context)
+        finally:
+            if not connection.in_atomic_block and connection.connection is not None:
+                peek()
+
+    with connection.execute_wrapper(between_transactions):
+        yield seen
+    connection.ensure_connection()
+    peek()
+
+
+def test_a_staff_request_leaves_no_staff_setting_for_the_next_client(committed_cast: Cast,
+                                                                     django_db_blocker: Any) -> None:
+    """Committed, outside any test transaction, as in production: the setting must exist
+    only inside the request's transaction. Red on the session-level set_config of before."""
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+
+    with django_db_blocker.unblock():
+        committed_cast.owner.user_permissions.add(*Permission.objects.filter(codename="view_document"))
+        client = Client()
+        client.force_login(committed_cast.owner)
+        with pooled_neighbour() as seen:
+            response = client.get("/admin/corpus/document/")
+        assert response.status_code == 200
+        assert seen and set(seen) == {""}, seen
+
+
+def test_the_staff_setting_admits_inside_its_transaction_and_is_gone_after(committed_cast: Cast,
+                                                                          django_db_blocker: Any) -> None:
+    from tenants.rls import staff_tenant_context
+
+    with django_db_blocker.unblock():
+        with pooled_neighbour() as seen:
+            with staff_tenant_context([committed_cast.tenant.id]), connections["default"].cursor() as cursor:
+                cursor.execute(STAFF_SETTING)
+                inside = cursor.fetchone()[0]
+    assert inside == str(committed_cast.tenant.id)
+    assert set(seen) == {""}, seen
+
+
+def test_forced_fail_a_session_level_staff_setting_is_seen_by_the_next_client(committed_cast: Cast,
+                                                                              django_db_blocker: Any) -> None:
+    """The detector above goes red for the old way of setting it (set_config(..., false))."""
+    with django_db_blocker.unblock():
+        with pooled_neighbour() as seen:
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SELECT set_config('app.staff_tenant_ids', %s, false)", [str(committed_cast.tenant.id)])
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SELECT set_config('app.staff_tenant_ids', '', false)")
+    assert str(committed_cast.tenant.id) in seen
