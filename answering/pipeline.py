@@ -72,9 +72,9 @@ def _generator_name(chain: ProviderChain | None) -> str:
 
 def _serve_cached(tenant: Tenant, hit: cache.CacheHit, question: str, rewritten: str, method: str,
                   audiences: Sequence[str], turns: list[dict[str, str]], conversation_id: str,
-                  stage_ms: dict[str, float]) -> AnswerResult:
-    """A hit costs nothing and says so: zero tokens, zero cost, the original provider and model."""
-    trace = records.trace_create(tenant=tenant, fields={
+                  stage_ms: dict[str, float], meter: spend.TenantMeter) -> AnswerResult:
+    """A hit costs no generation and says so; what the rewrite cost before the lookup is still on it."""
+    trace = records.trace_create(tenant=tenant, fields=meter.stamp({
         "action": "answered", "conversation_id": conversation_id[:64], "audiences": list(audiences),
         "question": question, "rewritten_query": rewritten if method != "none" else "",
         "history_turns": len(turns), "answer": hit.answer, "generator": hit.generator, "provider": hit.provider,
@@ -83,7 +83,7 @@ def _serve_cached(tenant: Tenant, hit: cache.CacheHit, question: str, rewritten:
         "details": {"cache": {"kind": hit.kind, "entry_id": hit.entry_id, "similarity": round(hit.similarity, 4),
                               "original_trace_id": hit.original_trace_id,
                               "cost_saved_usd": hit.original_cost_usd}},
-    })
+    }))
     return AnswerResult(text=hit.answer, action="answered", sources=hit.sources, trace_id=trace.pk,
                         generator=hit.generator, rewritten_query=rewritten, conflict=hit.conflict, cache_hit=True)
 
@@ -151,8 +151,10 @@ def _run(
         return AnswerResult(text=reply, action="greeting", generator="greeting")
 
     # Past the tenant's daily spend cap every chain, chosen or default, gives way to the extractive answerer.
+    # Every call of this question (rewrite, relevance, generation) is billed to the tenant through `meter`.
+    meter = spend.TenantMeter(tenant=tenant)
     chain = spend.chain_within_cap(tenant=tenant, chain=chain if chain is not None else (
-        default_chain() if use_default_chain else None))
+        default_chain() if use_default_chain else None), meter=meter)
     stage_ms: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -174,9 +176,10 @@ def _run(
         if hit is not None:
             yield "sources", hit.sources
             return _serve_cached(tenant, hit, question, rewrite.query, rewrite.method, audiences, turns,
-                                 conversation_id, stage_ms)
-    result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
-                    query_vector=query_vector)
+                                 conversation_id, stage_ms, meter)
+    with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
+        result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
+                        query_vector=query_vector)
     lap("retrieve")
     gate = confidence_gate(result.candidates, result.query_coverage)
     trace_fields: dict[str, Any] = {
@@ -194,6 +197,7 @@ def _run(
                                 cost_usd=draft.cost_usd)
             trace_fields["details"]["attempts"] = draft.attempts
         trace_fields["stage_ms"] = stage_ms
+        meter.stamp(trace_fields)
         trace, escalation = records.abstain(tenant=tenant, reason=reason, detail=detail, question=question,
                                             history=turns, candidates=retrieved, trace_fields=trace_fields)
         return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
@@ -205,7 +209,11 @@ def _run(
     yield "sources", context_sources(result.candidates[: settings.ANSWER_CONTEXT_CHUNKS])
     try:
         if chain:
-            draft = generate_with_model(rewrite.query, result.candidates, chain)
+            try:
+                draft = generate_with_model(rewrite.query, result.candidates, chain)
+            except spend.SpendCapReached:  # this question's own earlier calls reached the cap
+                chain, generator = None, _generator_name(None)
+                draft = extract_answer(rewrite.query, result.candidates)
         else:
             draft = extract_answer(rewrite.query, result.candidates)
     except AllProvidersFailed as exc:
@@ -232,6 +240,7 @@ def _run(
     )
     trace_fields["details"].update(flags=cited.flags, conflict=draft.conflict, attempts=draft.attempts,
                                    weak_claims=[c.claim for c in cited.claims if c.weak])
+    meter.stamp(trace_fields)
     trace = records.trace_create(tenant=tenant, fields={"action": "answered", **trace_fields})
     if settings.CACHE_ENABLED:
         stored = cache.store(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,

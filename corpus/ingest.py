@@ -189,7 +189,8 @@ def ingest_paths(
         accepted = [p for p in parsed_docs if (p.source_type, p.slug) not in refused]
         if contextualize is not None:
             for item in pending:
-                item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts])
+                item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts],
+                                            tenant=tenant)
         _encode_and_write(tenant, pending, encoder, report, progress)
         writable_ids = writer.audience_ids(audiences)
         _apply_supersession(tenant, accepted, report, writable_ids)

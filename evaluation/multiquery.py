@@ -11,6 +11,7 @@ from typing import Any
 from answering.providers import Message, ProviderError
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from answering.rewriting import rewrite_query
+from answering.spend import TenantMeter
 from retrieval.search import multi_query_search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -39,6 +40,7 @@ def llm_rephraser(chain: ProviderChain) -> Callable[[str], list[str]]:
 
 def multi_query_retrieve(*, tenant: Tenant, audience: str, question: str, history: Sequence[dict[str, str]],
                          chain: ProviderChain) -> list[dict[str, Any]]:
+    chain = chain.metered(TenantMeter(tenant=tenant), stage="multi_query")  # the evaluated tenant pays (0037)
     rewrite = rewrite_query(question, list(history), chain)
     result = multi_query_search(scope=reader_scope(tenant=tenant, audiences=[audience]), query=rewrite.query,
                                 ts_config=tenant.text_search_config, rephrase=llm_rephraser(chain))

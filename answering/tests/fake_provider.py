@@ -1,8 +1,9 @@
 """A real HTTP server on loopback that speaks the OpenAI and Gemini streaming wire formats.
 
 Each test scripts the next responses (a queue per dialect): a normal streamed answer, 429
-with Retry-After, 503, a hang past the client's timeout, malformed JSON, or a stream cut
-midway. Requests are recorded so tests can read what was sent.
+with Retry-After, 503, a hang past the client's timeout, malformed JSON, a stream cut
+midway, or one that reports its usage and then breaks off ("unfinished"). Requests are
+recorded so tests can read what was sent.
 """
 
 from __future__ import annotations
@@ -69,8 +70,11 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
             if kind == "hang":
                 seconds, arg = arg
                 time.sleep(seconds)
-            events = _gemini_chunks(arg) if dialect == "gemini" and kind in ("ok", "cut", "hang") else (
-                _openai_chunks(arg) if kind in ("ok", "cut", "hang") else [])
+            # "unfinished": every event, usage included, but no [DONE] / finishReason (billed, then broken).
+            events = _gemini_chunks(arg) if dialect == "gemini" and kind in ("ok", "cut", "hang", "unfinished") else (
+                _openai_chunks(arg) if kind in ("ok", "cut", "hang", "unfinished") else [])
+            if kind == "unfinished" and dialect == "gemini":
+                events[-1] = events[-1].replace('"finishReason": "STOP"', '"finishReason": null')
             if kind == "malformed":
                 events = ['{"choices": [{"delta": {"content": "Hel', "not json at all"]
             self.send_response(200)

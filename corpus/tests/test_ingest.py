@@ -160,7 +160,7 @@ def test_contextual_blurbs_are_embedded_but_text_stays_verbatim(acme: Cast, enco
     assert chunk["context_blurb"] == "From the Alpha page."
 
 
-def fake_contextualizer(*, document: Any, chunks: list[str]) -> list[str]:
+def fake_contextualizer(*, document: Any, chunks: list[str], tenant: Any = None) -> list[str]:
     return [f"From the {document.title} page." for _ in chunks]
 
 
