@@ -36,6 +36,11 @@ run: demo
 	@echo "    admin console   http://$(HOST):$(PORT)/admin/"
 	@echo "    health          http://$(HOST):$(PORT)/health"
 	@echo ""
+	@# The same reading of DEBUG as config/env.py's env_bool: unset means on.
+	@case "$$(printf '%s' "$${DEBUG-1}" | tr 'A-Z' 'a-z' | tr -d '[:space:]')" in 1|true|yes|on) \
+	  echo "  DEVELOPMENT MODE (DEBUG=1): not for production; set DEBUG=0, SECRET_KEY and ALLOWED_HOSTS."; \
+	  test -n "$${SECRET_KEY-}" || echo "  (secret key: generated on first run, kept in var/secret_key)"; \
+	  echo ""; esac
 	@$(PY) manage.py db_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m uvicorn config.asgi:application --lifespan off --host $(HOST) --port $(PORT)

@@ -7,3 +7,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 application = get_asgi_application()
+
+# uvicorn runs no system checks; a connection that row-level security does not bind stops here.
+from config.checks import refuse_unsafe_start  # noqa: E402  (needs the apps loaded above)
+
+refuse_unsafe_start()

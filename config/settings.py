@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "answering",
     "evaluation",
     "cachelayer",
+    "config.apps.ProjectConfig",
 ]
 
 MIDDLEWARE = [

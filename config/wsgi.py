@@ -7,3 +7,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 application = get_wsgi_application()
+
+from config.checks import refuse_unsafe_start  # noqa: E402  (as in config/asgi.py)
+
+refuse_unsafe_start()

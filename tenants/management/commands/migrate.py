@@ -2,38 +2,88 @@
 
 The application role must never own a table (owners bypass row-level security unless it is
 forced, and may ALTER it away), so migrations run on the "owner" connection and the app
-role receives plain DML rights afterwards: no TRUNCATE (it skips RLS), no DDL.
+role receives plain DML rights afterwards: no TRUNCATE (it skips RLS), no DDL. The command
+says what it granted, or why it granted nothing (docs/decisions/0035); the server itself
+refuses an application role that RLS does not bind (config/checks.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.core.management.commands.migrate import Command as DjangoMigrateCommand
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from psycopg import sql
 
 from tenants.routers import migrating_as
 
 OWNER_ALIAS = "owner"
+_GRANTS = (
+    "GRANT USAGE ON SCHEMA public TO {role}",
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+    "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}",
+    "REVOKE TRUNCATE ON ALL TABLES IN SCHEMA public FROM {role}",
+)
+# What the role is, after the grants: migrate warns at once about what the server would refuse.
+_ROLE = """
+SELECT rolsuper, rolbypassrls,
+       (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')),
+       (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relkind = 'S')
+  FROM pg_roles WHERE rolname = %(role)s
+"""
 
 
-def grant_app_privileges(*, using: str) -> str | None:
+@dataclass(frozen=True)
+class GrantReport:
+    role: str | None
+    granted: bool
+    safe: bool  # row-level security binds the role: nothing here would stop the server
+    message: str
+
+
+def grant_app_privileges(*, using: str) -> GrantReport:
     role = settings.DATABASE_APP_ROLE
     owner_user = connections[using].settings_dict["USER"]
-    if not role or role == owner_user:
-        return None
-    statements = [
-        "GRANT USAGE ON SCHEMA public TO {role}",
-        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
-        "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}",
-        "REVOKE TRUNCATE ON ALL TABLES IN SCHEMA public FROM {role}",
-    ]
-    with connections[using].cursor() as cursor:
-        for statement in statements:
-            cursor.execute(sql.SQL(statement).format(role=sql.Identifier(role)).as_string(None))
-    return role
+    app_user = connections[DEFAULT_DB_ALIAS].settings_dict["USER"]
+    if not role:
+        return GrantReport(None, False, False, (
+            f"Granted nothing: APP_DATABASE_ROLE is not set, so the application connects as {app_user!r} "
+            f"(APP_DATABASE_URL, else DATABASE_URL). If that is the owner, a superuser or a BYPASSRLS role, "
+            "row-level security does not bind it and the server refuses to start (answerdesk.E001-E003). "
+            "Create a role LOGIN NOSUPERUSER NOBYPASSRLS, set APP_DATABASE_URL and APP_DATABASE_ROLE, and "
+            "run migrate again."))
+    if role == owner_user:
+        return GrantReport(role, False, False, (
+            f"Granted nothing: APP_DATABASE_ROLE {role!r} is the owner role that runs migrations; an owner "
+            "is not bound by row-level security and the server refuses to start with it (answerdesk.E003). "
+            "Give the application a role of its own."))
+    try:
+        with connections[using].cursor() as cursor:
+            cursor.execute(_ROLE, {"role": role})
+            facts = cursor.fetchone()
+            if facts is None:
+                raise CommandError(f"Migrations applied, but granted nothing: the application role {role!r} "
+                                   "(APP_DATABASE_ROLE) does not exist. Create it LOGIN NOSUPERUSER NOBYPASSRLS "
+                                   "and run migrate again.")
+            for statement in _GRANTS:
+                cursor.execute(sql.SQL(statement).format(role=sql.Identifier(role)).as_string(None))
+    except DatabaseError as exc:
+        raise CommandError(f"Migrations applied, but the grants to the application role {role!r} failed: "
+                           f"{exc}".strip()) from exc
+    superuser, bypass, tables, sequences = facts
+    message = (f"Granted the application role {role!r} SELECT, INSERT, UPDATE, DELETE on {tables} tables and "
+               f"USAGE, SELECT on {sequences} sequences in schema public (no TRUNCATE, no DDL).")
+    if superuser or bypass:
+        message += (f" But {role!r} is {'a superuser' if superuser else 'a BYPASSRLS role'}: row-level "
+                    "security does not bind it and the server refuses to start (answerdesk.E001/E002).")
+    if app_user != role:
+        message += f" Note: the application connects as {app_user!r}, not as {role!r}."
+    return GrantReport(role, True, not (superuser or bypass), message)
 
 
 class Command(DjangoMigrateCommand):
@@ -44,6 +94,8 @@ class Command(DjangoMigrateCommand):
             options["database"] = OWNER_ALIAS
         with migrating_as(options["database"]):
             super().handle(*args, **options)
-        role = grant_app_privileges(using=options["database"])
-        if role and options["verbosity"] >= 1:
-            self.stdout.write(f"Granted DML on all tables to the application role {role}.")
+        report = grant_app_privileges(using=options["database"])
+        if not report.safe:
+            self.stderr.write(report.message)
+        elif options["verbosity"] >= 1:
+            self.stdout.write(report.message)

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class ProjectConfig(AppConfig):
+    """The project package as an app, so that its system checks are registered (config/checks.py)."""
+
+    name = "config"
+    label = "answerdesk_config"
+    verbose_name = "Answerdesk configuration"
+
+    def ready(self) -> None:
+        from config import checks  # noqa: F401  (registers the system checks)
