@@ -1,6 +1,7 @@
 """The operations console: the escalation queue, the trace viewer with feedback triage, and
-the dashboard. Staff see their own tenants' rows (TenantScopedAdmin); every write goes
-through answering/escalations.py."""
+the dashboard. Staff see their own tenants' rows read within their audiences (TenantScopedAdmin,
+tenants/staff.py: an escalation follows its trace); every write goes through
+answering/escalations.py."""
 
 from __future__ import annotations
 
@@ -21,8 +22,7 @@ from answering.dashboard_view import dashboard_view
 from answering.models import Escalation, Trace
 from answering.stats import answer_stats
 from tenants.admin import TenantScopedAdmin
-from tenants.models import Audience
-from tenants.rls import staff_tenant_ids
+from tenants.staff import staff_access
 
 # Triage reads every selected trace's cited documents; the filter looks at this many recent ones.
 TRIAGE_FILTER_LIMIT = 2000
@@ -39,6 +39,7 @@ class ResolveForm(forms.Form):
 
 @admin.register(Escalation)
 class EscalationAdmin(TenantScopedAdmin):
+    audience_field, audience_key = "trace__audiences", "slug"
     list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "created_at", "knowledge"]
     list_filter = ["status", "reason", "tenant"]
     search_fields = ["question", "conversation_id"]
@@ -124,10 +125,11 @@ class EscalationAdmin(TenantScopedAdmin):
     def _back(self, obj: Escalation) -> HttpResponseRedirect:
         return HttpResponseRedirect(reverse("admin:answering_escalation_change", args=[obj.pk]))
 
-    def _resolve_form(self, obj: Escalation, data: Any = None) -> ResolveForm:
+    def _resolve_form(self, request: HttpRequest, obj: Escalation, data: Any = None) -> ResolveForm:
         form = ResolveForm(data, initial={"note": obj.resolution_note,
                                           "audience": escalations.default_audience(escalation=obj)})
-        slugs = Audience.objects.filter(tenant_id=obj.tenant_id).values_list("slug", flat=True)
+        # A ticket goes only into an audience the agent holds (the choice also refuses a forged one).
+        slugs = staff_access(request).audience_slugs(obj.tenant_id)
         form.fields["audience"].choices = [(s, s) for s in sorted(slugs)]
         return form
 
@@ -142,7 +144,7 @@ class EscalationAdmin(TenantScopedAdmin):
 
     def resolve_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._editable(request, object_id)
-        form = self._resolve_form(obj, request.POST)
+        form = self._resolve_form(request, obj, request.POST)
         if not form.is_valid():
             self.message_user(request, "; ".join(e for errs in form.errors.values() for e in errs), messages.ERROR)
             return self._back(obj)
@@ -157,7 +159,7 @@ class EscalationAdmin(TenantScopedAdmin):
 
     def to_document_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._editable(request, object_id)
-        form = self._resolve_form(obj, request.POST)
+        form = self._resolve_form(request, obj, request.POST)
         audience = form.cleaned_data["audience"] if form.is_valid() else None
         try:
             self._queue_document(request, obj, audience or None)
@@ -176,7 +178,7 @@ class EscalationAdmin(TenantScopedAdmin):
         context = {**(extra_context or {}), "show_save": False, "show_save_and_continue": False,
                    "show_save_and_add_another": False, "show_delete": False}
         if obj is not None:
-            context.update(escalation=obj, resolve_form=self._resolve_form(obj),
+            context.update(escalation=obj, resolve_form=self._resolve_form(request, obj),
                            can_work=self.has_change_permission(request, obj))
         return super().change_view(request, object_id, form_url, context)
 
@@ -198,6 +200,7 @@ class TriageFilter(admin.SimpleListFilter):
 
 @admin.register(Trace)
 class TraceAdmin(TenantScopedAdmin):
+    audience_field, audience_key = "audiences", "slug"
     list_display = ["id", "tenant", "short_question", "action", "generator", "cache_hit", "latency", "cost_usd",
                     "feedback", "created_at"]
     list_filter = [TriageFilter, "action", "cache_hit", "feedback", "tenant"]
@@ -286,8 +289,9 @@ class TraceAdmin(TenantScopedAdmin):
     def dashboard(self, request: HttpRequest) -> TemplateResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        return dashboard_view(request, admin_site=self.admin_site, tenant_ids=staff_tenant_ids(request.user))
+        return dashboard_view(request, admin_site=self.admin_site, access=staff_access(request))
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
-        stats = answer_stats(staff_tenant_ids(request.user))
+        access = staff_access(request)
+        stats = answer_stats(tenant_ids=access.tenant_ids(), audiences=access.slugs_by_tenant())
         return super().changelist_view(request, {**(extra_context or {}), "answer_stats": stats})

@@ -7,12 +7,16 @@ Definitions (docs/decisions/0018-console-dashboard-in-sql-and-svg.md):
 - cache hit rate: cache hits / queries; cost per query: total cost / queries (hits cost 0);
 - latency: the sum of a trace's recorded stages (rewrite, cache, retrieve, generate,
   citations), p50 and p95 by `percentile_cont`.
+
+Only traces the member could open count (docs/decisions/0033): a trace whose audiences are
+not all the member's would otherwise move the numbers it may not read.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -36,6 +40,8 @@ WITH days AS (
     FROM answering_trace t
     WHERE t.tenant_id = ANY(%(tenants)s)
       AND t.created_at >= %(first)s::date AND t.created_at < %(last)s::date + 1
+      -- The member's audiences per tenant (tenants.staff.row_visible); NULL map: a superuser.
+      AND (%(audiences)s::jsonb IS NULL OR t.audiences <@ (%(audiences)s::jsonb -> t.tenant_id::text))
 )
 SELECT d.day,
        count(t.day) AS queries,
@@ -98,17 +104,25 @@ class Dashboard:
     total: DayMetrics
 
 
-def daily_metrics(*, tenant_ids: Sequence[int], days: int = DEFAULT_DAYS,
-                  until: dt.date | None = None) -> Dashboard:
+def audiences_param(audiences: Mapping[int, Sequence[str]] | None) -> str | None:
+    """The member's audience slugs per tenant as a JSON object for `<@` in SQL (None: no filter)."""
+    if audiences is None:
+        return None
+    return json.dumps({str(int(t)): sorted(slugs) for t, slugs in audiences.items()})
+
+
+def daily_metrics(*, tenant_ids: Sequence[int], audiences: Mapping[int, Sequence[str]] | None,
+                  days: int = DEFAULT_DAYS, until: dt.date | None = None) -> Dashboard:
     """One row per UTC day for the `days` days ending `until` (today), empty days included,
-    and one row for the whole range."""
+    and one row for the whole range. `audiences`: the member's slugs per tenant; a trace counts
+    only when all its audiences are among them (None: every trace, for superusers)."""
     days = max(1, min(int(days), MAX_DAYS))
     last = until or timezone.now().astimezone(dt.timezone.utc).date()
     first = last - dt.timedelta(days=days - 1)
     if not tenant_ids:
         empty = [DayMetrics(first + dt.timedelta(days=i), 0, 0, 0, None, Decimal(0), None, None) for i in range(days)]
         return Dashboard(empty, DayMetrics(None, 0, 0, 0, None, Decimal(0), None, None))
-    rows = _read_as_staff(DAILY_SQL, {"first": first, "last": last, "tenants": [int(t) for t in tenant_ids]},
-                          tenant_ids)
+    rows = _read_as_staff(DAILY_SQL, {"first": first, "last": last, "tenants": [int(t) for t in tenant_ids],
+                                      "audiences": audiences_param(audiences)}, tenant_ids)
     metrics = [DayMetrics(*row) for row in rows]
     return Dashboard(days=metrics[:-1], total=metrics[-1])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.admin import AdminSite
@@ -15,6 +14,7 @@ from answering import charts, triage
 from answering.dashboard import DEFAULT_DAYS, Dashboard, daily_metrics
 from answering.models import Trace
 from tenants.models import Tenant
+from tenants.staff import StaffAccess, within_audiences
 
 DAY_CHOICES = (7, 14, 30, 90)
 
@@ -48,17 +48,20 @@ def build_charts(dashboard: Dashboard) -> list[Any]:
     ]
 
 
-def _triage_counts(tenant_ids: Sequence[int], since: dt.date) -> dict[str, int]:
-    traces = Trace.objects.filter(tenant_id__in=list(tenant_ids), feedback__isnull=False,
+def _triage_counts(access: StaffAccess, since: dt.date) -> dict[str, int]:
+    traces = Trace.objects.filter(within_audiences(access, field="audiences", key="slug"),
+                                  tenant_id__in=access.tenant_ids(), feedback__isnull=False,
                                   created_at__date__gte=since).order_by("-created_at")[:2000]
     return triage.triage_counts(traces=traces)
 
 
-def dashboard_view(request: HttpRequest, *, admin_site: AdminSite, tenant_ids: Sequence[int]) -> TemplateResponse:
+def dashboard_view(request: HttpRequest, *, admin_site: AdminSite, access: StaffAccess) -> TemplateResponse:
+    """Numbers over the traces the member could open: their tenants, within their audiences."""
     days = _days(request)
-    dashboard = daily_metrics(tenant_ids=tenant_ids, days=days)
+    tenant_ids = access.tenant_ids()
+    dashboard = daily_metrics(tenant_ids=tenant_ids, audiences=access.slugs_by_tenant(), days=days)
     first = timezone.now().date() - dt.timedelta(days=days - 1)
-    counts = _triage_counts(tenant_ids, first)
+    counts = _triage_counts(access, first)
     context = {
         **admin_site.each_context(request),
         "title": "Answer dashboard",

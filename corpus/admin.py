@@ -1,3 +1,9 @@
+"""Documents (metadata, and chunk text through the tenant scope) and uploads in the console.
+
+A member sees the documents of their audiences only, and the ingest jobs that wrote only into
+them; only a tenant admin (role owner) or a superuser uploads, into audiences they hold
+(tenants/staff.py, docs/decisions/0033)."""
+
 from __future__ import annotations
 
 import json
@@ -6,6 +12,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from psycopg import sql
@@ -14,19 +21,8 @@ from corpus.ingest import SOURCE_TYPES
 from corpus.jobs import UploadRejected, ingest_job_create
 from corpus.models import Document, IngestJob
 from tenants.admin import TenantScopedAdmin
-from tenants.models import Audience, MembershipAudience
 from tenants.scope import ChunkQuery, TenantScope
-
-
-def reader_audience_ids(*, user: Any, tenant_id: int) -> tuple[int, ...]:
-    """Audiences whose chunk text a staff user may read: their membership's, or all for a superuser.
-
-    Document metadata is visible to every member (the staff RLS setting); chunk text is not:
-    an agent without the internal audience sees an internal document's title, never its text."""
-    if user.is_superuser:
-        return tuple(Audience.objects.filter(tenant_id=tenant_id).values_list("id", flat=True))
-    return tuple(MembershipAudience.objects.filter(tenant_id=tenant_id, membership__user=user)
-                 .values_list("audience_id", flat=True))
+from tenants.staff import staff_access, within_audiences
 
 
 def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[dict[str, Any]]:
@@ -45,6 +41,7 @@ def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[
 class DocumentAdmin(TenantScopedAdmin):
     """Document metadata. Chunk text stays behind the tenant scope and is not listed here."""
 
+    audience_field, audience_single = "audience_id", True
     list_display = ["slug", "title", "tenant", "source_type", "audience", "status", "version",
                     "effective_date", "chunk_count", "updated_at"]
     list_filter = ["tenant", "source_type", "status", "audience__slug"]
@@ -62,7 +59,7 @@ class DocumentAdmin(TenantScopedAdmin):
         document = self.get_object(request, object_id)
         context = dict(extra_context or {})
         if document is not None:
-            audiences = reader_audience_ids(user=request.user, tenant_id=document.tenant_id)
+            audiences = tuple(sorted(staff_access(request).audience_ids(document.tenant_id)))
             context["chunks_visible"] = document.audience_id in audiences
             context["chunks"] = document_chunks(document=document, audience_ids=audiences)
         return super().change_view(request, object_id, form_url, context)
@@ -85,17 +82,38 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.ModelForm):
     files = MultipleFileField(help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")
+    audience = forms.ChoiceField(choices=(), help_text="Who may read the documents: an audience you hold.")
     source_type = forms.ChoiceField(choices=[(s, s) for s in SOURCE_TYPES], initial="doc")
+    # Set per request on a class made per call (IngestJobAdmin.get_form), never on this shared one.
+    held_slugs: dict[int, frozenset[str]] = {}
 
     class Meta:
         model = IngestJob
         fields = ["tenant", "audience", "source_type"]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        slugs = sorted(set().union(*self.held_slugs.values())) if self.held_slugs else []
+        self.fields["audience"].choices = [(s, s) for s in slugs]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        tenant, audience = cleaned.get("tenant"), cleaned.get("audience")
+        if tenant is not None and audience and audience not in self.held_slugs.get(tenant.pk, frozenset()):
+            raise forms.ValidationError(f"You do not hold the audience {audience!r} of {tenant.slug}: "
+                                        "uploads go only into audiences you hold.")
+        return cleaned
+
 
 @admin.register(IngestJob)
 class IngestJobAdmin(TenantScopedAdmin):
-    """Upload files to ingest in the background; each job shows its status and its report."""
+    """Upload files to ingest in the background; each job shows its status and its report.
 
+    A job is visible when every audience it could write into (the writer's) and its default
+    audience are the member's; uploading is for tenant admins."""
+
+    audience_field, audience_key = "writer_audiences", "slug"
+    admin_writes = True
     list_display = ["id", "tenant", "status", "source_type", "audience", "file_count", "summary", "created_at",
                     "finished_at"]
     list_filter = ["tenant", "status", "source_type"]
@@ -104,11 +122,20 @@ class IngestJobAdmin(TenantScopedAdmin):
                        "task_id", "created_by", "created_at", "started_at", "finished_at"]
     exclude = ["report", "upload_dir"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[IngestJob]:
+        access = staff_access(request)
+        return super().get_queryset(request).filter(within_audiences(access, field="audience", key="slug",
+                                                                     single=True))
+
     def get_form(self, request: HttpRequest, obj: IngestJob | None = None, change: bool = False, **kwargs: Any) -> Any:
-        if obj is None:
-            kwargs["form"] = UploadForm
-            kwargs["fields"] = ["tenant", "audience", "source_type", "files"]
-        return super().get_form(request, obj, change=change, **kwargs)
+        if obj is not None:
+            return super().get_form(request, obj, change=change, **kwargs)
+        kwargs["form"] = UploadForm
+        kwargs["fields"] = ["tenant", "audience", "source_type", "files"]
+        form = super().get_form(request, obj, change=change, **kwargs)
+        access = staff_access(request)
+        form.held_slugs = {t: access.audience_slugs(t) for t in access.admin_tenant_ids()}  # a class made per call
+        return form
 
     def get_readonly_fields(self, request: HttpRequest, obj: IngestJob | None = None) -> list[str]:
         return self.readonly_fields if obj is not None else []
@@ -120,13 +147,11 @@ class IngestJobAdmin(TenantScopedAdmin):
         if change:
             return  # jobs are not edited, only created
         try:
+            tenant = form.cleaned_data["tenant"]
             job = ingest_job_create(
-                tenant=form.cleaned_data["tenant"], files=form.cleaned_data["files"],
+                tenant=tenant, files=form.cleaned_data["files"],
                 audience=form.cleaned_data["audience"], source_type=form.cleaned_data["source_type"],
-                created_by_id=request.user.pk, writer_audiences=list(Audience.objects.filter(
-                    tenant=form.cleaned_data["tenant"],
-                    id__in=reader_audience_ids(user=request.user, tenant_id=form.cleaned_data["tenant"].pk),
-                ).values_list("slug", flat=True)),
+                created_by_id=request.user.pk, writer_audiences=sorted(staff_access(request).audience_slugs(tenant.pk)),
             )
         except UploadRejected as exc:
             messages.error(request, str(exc))

@@ -1,4 +1,7 @@
-"""Evaluation runs in the console: arms side by side, the recall@k chart, and every case."""
+"""Evaluation runs in the console: arms side by side, the recall@k chart, and every case.
+
+A run has no audience column: its judge and locators read every audience of the tenant, so a
+run is visible only to members who hold every audience (and superusers), docs/decisions/0033."""
 
 from __future__ import annotations
 
@@ -11,10 +14,12 @@ from django.utils.safestring import mark_safe
 from evaluation.models import EvalRun
 from evaluation.report import render_html
 from tenants.admin import TenantScopedAdmin
+from tenants.staff import EVERY_AUDIENCE
 
 
 @admin.register(EvalRun)
 class EvalRunAdmin(TenantScopedAdmin):
+    audience_field = EVERY_AUDIENCE
     list_display = ["id", "tenant", "golden", "arm_list", "hybrid_page_recall_5", "created_at"]
     list_filter = ["tenant"]
     fields = ["tenant", "golden", "created_at", "report_view"]

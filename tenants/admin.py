@@ -1,30 +1,52 @@
-"""The console's front door. Staff see the rows of their own tenants; superusers see all
-tenant metadata. Chunk text is not shown here at all: it is read only through the scope."""
+"""The console's front door. Staff see the rows of their own tenants, and of those only the rows
+within their audiences (tenants/staff.py); superusers see everything. Chunk text is not shown
+here at all: it is read only through the scope.
+
+Roles (docs/decisions/0033): an agent reads and works the escalation queue; a tenant admin
+(role `owner`) manages keys, memberships, audiences and documents, and only rows within their
+own audiences; platform fields of a tenant belong to superusers."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import Http404, HttpRequest
+from django.contrib import admin
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 
 from tenants import actions
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
-from tenants.rls import staff_tenant_ids
+from tenants.staff import StaffAccess, staff_access, within_audiences
+
+PLATFORM_FIELDS = ["daily_spend_cap_usd", "text_search_config"]
 
 
 class TenantScopedAdmin(admin.ModelAdmin):
-    """Rows of the tenants the staff user belongs to, and nothing else."""
+    """Rows of the tenants the staff user belongs to, within their audiences, and nothing else.
+
+    `audience_field` names where a row keeps the audiences it was read or written with (None:
+    the row carries no audience-bound text); `admin_writes` reserves add, change and delete
+    for tenant admins."""
 
     tenant_field = "tenant"
+    audience_field: str | None = None
+    audience_key = "id"
+    audience_single = False
+    admin_writes = False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)
-        if request.user.is_superuser:
+        access = staff_access(request)
+        if access.superuser:
             return queryset
-        return queryset.filter(**{f"{self.tenant_field}__in": staff_tenant_ids(request.user)})
+        queryset = queryset.filter(**{f"{self.tenant_field}__in": access.tenant_ids()})
+        if self.audience_field is not None:
+            tenant_id = "id" if self.tenant_field == "id" else f"{self.tenant_field}_id"
+            queryset = queryset.filter(within_audiences(access, field=self.audience_field, key=self.audience_key,
+                                                        single=self.audience_single, tenant_field=tenant_id))
+        return queryset
 
     def get_list_filter(self, request: HttpRequest) -> Any:
         # A plain related filter lists every tenant in the database; offer only the tenants
@@ -33,29 +55,103 @@ class TenantScopedAdmin(admin.ModelAdmin):
                 for f in super().get_list_filter(request)]
 
     def _get_obj_does_not_exist_redirect(self, request: HttpRequest, opts: Any, object_id: str) -> Any:
-        # Another tenant's row (change, history, delete URLs) is a plain 404, the same as a
-        # row that never existed: no redirect with a message that confirms the id.
+        # Another tenant's (or audience's) row is a plain 404, the same as a row that never
+        # existed: no redirect with a message that confirms the id.
         raise Http404
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if not request.user.is_superuser:
-            ids = staff_tenant_ids(request.user)
+        access = staff_access(request)
+        if not access.superuser:
+            tenants = access.admin_tenant_ids() if self.admin_writes else access.tenant_ids()
             if db_field.related_model is Tenant:
-                kwargs["queryset"] = Tenant.objects.filter(id__in=ids)
+                kwargs["queryset"] = Tenant.objects.filter(id__in=tenants)
             elif db_field.related_model is Audience:
-                kwargs["queryset"] = Audience.objects.filter(tenant_id__in=ids)
+                kwargs["queryset"] = Audience.objects.filter(tenant_id__in=tenants,
+                                                             id__in=sorted(access.audience_ids()))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    # -- roles ---------------------------------------------------------------------------
+    def tenant_of(self, obj: Any) -> int:
+        return int(obj.pk if self.tenant_field == "id" else getattr(obj, f"{self.tenant_field}_id"))
+
+    def row_manageable(self, access: StaffAccess, obj: Any) -> bool:
+        """Whether a tenant admin may change this row; rows naming audiences say no to outsiders."""
+        return True
+
+    def _may_write(self, request: HttpRequest, obj: Any) -> bool:
+        if not self.admin_writes:
+            return True
+        access = staff_access(request)
+        if obj is None:
+            return bool(access.admin_tenant_ids())
+        return access.is_admin(self.tenant_of(obj)) and self.row_manageable(access, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return super().has_add_permission(request, *args) and self._may_write(request, None)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_change_permission(request, obj) and self._may_write(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_delete_permission(request, obj) and self._may_write(request, obj)
+
+
+class TenantAudienceInline(admin.TabularInline):
+    """Audience rows of a membership or key: only the parent's tenant's audiences, and for
+    anyone but a superuser only those the editor holds (offered and accepted)."""
+
+    extra = 0
+    fields = ["audience"]
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        formset = super().get_formset(request, obj, **{**kwargs, "formset": TenantAudienceFormSet})
+        access = staff_access(request)
+        tenants = [obj.tenant_id] if obj is not None else access.admin_tenant_ids()
+        audiences = Audience.objects.filter(tenant_id__in=tenants).select_related("tenant")
+        if not access.superuser:
+            audiences = audiences.filter(id__in=sorted(access.audience_ids()))
+        formset.form.base_fields["audience"].queryset = audiences
+        formset.held_audience_ids = None if access.superuser else access.audience_ids()  # a class made per call
+        return formset
+
+
+class TenantAudienceFormSet(forms.BaseInlineFormSet):
+    held_audience_ids: frozenset[int] | None = frozenset()  # None: a superuser
+
+    def clean(self) -> None:
+        super().clean()
+        for form in self.forms:
+            audience = (form.cleaned_data or {}).get("audience")
+            if audience is None or (form.cleaned_data or {}).get("DELETE"):
+                continue
+            if audience.tenant_id != self.instance.tenant_id:
+                raise forms.ValidationError(f"Audience {audience.slug} belongs to another tenant.")
+            if self.held_audience_ids is not None and audience.pk not in self.held_audience_ids:
+                raise forms.ValidationError(f"You do not hold the audience {audience.slug}.")
+
+
+def save_tenant_rows(form: Any, formset: Any) -> None:
+    for instance in formset.save(commit=False):
+        instance.tenant_id = form.instance.tenant_id
+        instance.save()
+    for obj in formset.deleted_objects:
+        obj.delete()
 
 
 @admin.register(Tenant)
 class TenantAdmin(TenantScopedAdmin):
     tenant_field = "id"
+    admin_writes = True
     list_display = ["slug", "name", "text_search_config", "created_at"]
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return request.user.is_superuser
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Tenant | None = None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if request.user.is_superuser else fields + PLATFORM_FIELDS
 
     def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
         if change:
@@ -67,19 +163,22 @@ class TenantAdmin(TenantScopedAdmin):
 
 @admin.register(Audience)
 class AudienceAdmin(TenantScopedAdmin):
+    admin_writes = True
     list_display = ["slug", "name", "tenant"]
     list_filter = ["tenant"]
     search_fields = ["slug", "name", "tenant__slug"]
 
+    def row_manageable(self, access: StaffAccess, obj: Audience) -> bool:
+        return access.holds(obj.tenant_id, [obj.pk])
 
-class MembershipAudienceInline(admin.TabularInline):
+
+class MembershipAudienceInline(TenantAudienceInline):
     model = MembershipAudience
-    extra = 0
-    fields = ["audience"]
 
 
 @admin.register(Membership)
 class MembershipAdmin(TenantScopedAdmin):
+    admin_writes = True
     list_display = ["user", "tenant", "role", "audience_list", "created_at"]
     list_filter = ["tenant", "role"]
     search_fields = ["user__username", "user__email", "tenant__slug"]
@@ -89,23 +188,16 @@ class MembershipAdmin(TenantScopedAdmin):
     def audience_list(self, obj: Membership) -> str:
         return ", ".join(a.slug for a in obj.audiences.all())
 
+    def row_manageable(self, access: StaffAccess, obj: Membership) -> bool:
+        held = MembershipAudience.objects.filter(membership_id=obj.pk).values_list("audience_id", flat=True)
+        return access.holds(obj.tenant_id, held)
+
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
-        for instance in formset.save(commit=False):
-            instance.tenant_id = form.instance.tenant_id
-            instance.save()
-        for obj in formset.deleted_objects:
-            obj.delete()
+        save_tenant_rows(form, formset)
 
 
-class ApiKeyAudienceInline(admin.TabularInline):
+class ApiKeyAudienceInline(TenantAudienceInline):
     model = ApiKeyAudience
-    extra = 0
-    fields = ["audience"]
-
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.related_model is Audience and not request.user.is_superuser:
-            kwargs["queryset"] = Audience.objects.filter(tenant_id__in=staff_tenant_ids(request.user))
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 class ApiKeyCreateForm(forms.ModelForm):
@@ -113,7 +205,15 @@ class ApiKeyCreateForm(forms.ModelForm):
 
     audiences = forms.ModelMultipleChoiceField(
         queryset=Audience.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="What the key may read (and upload into). Choose audiences of the key's tenant.")
+        help_text="What the key may read (and upload into). Choose audiences of the key's tenant that you hold.")
+    # Set per request on a class made per call (ApiKeyAdmin.get_form), never on this shared one:
+    # what is offered, and what is accepted (None: a superuser, who may grant any audience).
+    offered_audiences: QuerySet[Audience] = Audience.objects.none()
+    held_audience_ids: frozenset[int] | None = frozenset()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["audiences"].queryset = self.offered_audiences
 
     class Meta:
         model = ApiKey
@@ -122,15 +222,22 @@ class ApiKeyCreateForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         tenant, audiences = cleaned.get("tenant"), cleaned.get("audiences")
-        if tenant is not None and audiences is not None and any(a.tenant_id != tenant.pk for a in audiences):
-            raise forms.ValidationError("Every audience must belong to the key's tenant.")
+        if tenant is not None and audiences is not None:
+            if any(a.tenant_id != tenant.pk for a in audiences):
+                raise forms.ValidationError("Every audience must belong to the key's tenant.")
+            outside = sorted(a.slug for a in audiences if self.held_audience_ids is not None
+                             and a.pk not in self.held_audience_ids)
+            if outside:
+                raise forms.ValidationError(f"You do not hold the audience {', '.join(outside)}: a key can "
+                                            "only be given audiences its creator holds.")
         return cleaned
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(TenantScopedAdmin):
-    """Only the hash is stored: the key is shown once, on creation; the prefix identifies it after."""
+    """Only the hash is stored: the key is shown once, on the page answering its creation."""
 
+    admin_writes = True
     list_display = ["prefix", "name", "tenant", "audience_list", "rate_limit_per_minute", "created_at",
                     "last_used_at", "revoked_at"]
     list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
@@ -144,10 +251,12 @@ class ApiKeyAdmin(TenantScopedAdmin):
         if obj is not None:
             return super().get_form(request, obj, change=change, **kwargs)
         form = super().get_form(request, obj, change=change, **{**kwargs, "form": ApiKeyCreateForm})
+        access = staff_access(request)
         audiences = Audience.objects.select_related("tenant")
-        if not request.user.is_superuser:
-            audiences = audiences.filter(tenant_id__in=staff_tenant_ids(request.user))
-        form.base_fields["audiences"].queryset = audiences
+        if not access.superuser:
+            audiences = audiences.filter(tenant_id__in=access.admin_tenant_ids(), id__in=sorted(access.audience_ids()))
+        form.offered_audiences = audiences  # form is a class made per call
+        form.held_audience_ids = None if access.superuser else access.audience_ids()
         return form
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
@@ -159,9 +268,19 @@ class ApiKeyAdmin(TenantScopedAdmin):
     def get_inlines(self, request: HttpRequest, obj: ApiKey | None) -> list[Any]:
         return self.inlines if obj is not None else []
 
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        found = super().get_actions(request)
+        if not staff_access(request).admin_tenant_ids():
+            found.pop("revoke", None)
+        return found
+
     @admin.display(description="Audiences")
     def audience_list(self, obj: ApiKey) -> str:
         return ", ".join(a.slug for a in obj.audiences.all())
+
+    def row_manageable(self, access: StaffAccess, obj: ApiKey) -> bool:
+        held = ApiKeyAudience.objects.filter(api_key_id=obj.pk).values_list("audience_id", flat=True)
+        return access.holds(obj.tenant_id, held)
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
@@ -172,25 +291,35 @@ class ApiKeyAdmin(TenantScopedAdmin):
             audience_slugs=[a.slug for a in form.cleaned_data["audiences"]])
         obj.pk = issued.api_key.pk
         obj.prefix = issued.api_key.prefix
-        messages.warning(
-            request,
-            f"New key for {obj.tenant.slug} (copy it now: it is shown once, only its hash is stored): "
-            f"{issued.raw_key}",
-        )
+        # Kept on the request only: the response page shows it, the messages cookie never holds it.
+        request._issued_raw_key = issued.raw_key  # type: ignore[attr-defined]
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        raw_key = getattr(request, "_issued_raw_key", None)
+        if raw_key is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {**self.admin_site.each_context(request), "title": "API key created", "api_key": obj,
+                   "raw_key": raw_key, "opts": self.opts,
+                   "audiences": [a.slug for a in obj.audiences.all()]}
+        response = TemplateResponse(request, "admin/tenants/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         if change:  # on creation api_key_create wrote the audiences; the form has no M2M to save
             super().save_related(request, form, formsets, change)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
-        for instance in formset.save(commit=False):
-            instance.tenant_id = form.instance.tenant_id
-            instance.save()
-        for obj in formset.deleted_objects:
-            obj.delete()
+        save_tenant_rows(form, formset)
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        for api_key in queryset:
+        access = staff_access(request)
+        if not access.superuser:
+            outside = ApiKeyAudience.objects.filter(api_key_id=OuterRef("pk")).exclude(
+                audience_id__in=sorted(access.audience_ids()))
+            queryset = queryset.filter(tenant_id__in=access.admin_tenant_ids()).exclude(Exists(outside))
+        keys = list(queryset)
+        for api_key in keys:
             actions.api_key_revoke(api_key=api_key)
-        self.message_user(request, f"Revoked {queryset.count()} key(s).")
+        self.message_user(request, f"Revoked {len(keys)} key(s).")

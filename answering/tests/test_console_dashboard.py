@@ -42,7 +42,7 @@ def known(acme: Any, globex: Any) -> None:
 
 
 def test_daily_numbers_on_a_known_set(acme: Any, known: None) -> None:
-    board = daily_metrics(tenant_ids=[acme.tenant.id], days=3, until=DAY2)
+    board = daily_metrics(tenant_ids=[acme.tenant.id], audiences=None, days=3, until=DAY2)
     empty, day1, day2 = board.days
     assert (empty.day, empty.queries, empty.escalation_rate, empty.mean_confidence) == (DAY0, 0, None, None)
     assert day1.day == DAY1 and day1.queries == 4
@@ -61,11 +61,11 @@ def test_daily_numbers_on_a_known_set(acme: Any, known: None) -> None:
 
 
 def test_another_tenants_traces_would_move_the_numbers_and_do_not(acme: Any, globex: Any, known: None) -> None:
-    mine = daily_metrics(tenant_ids=[acme.tenant.id], days=3, until=DAY2).days[1]
-    both = daily_metrics(tenant_ids=[acme.tenant.id, globex.tenant.id], days=3, until=DAY2).days[1]
+    mine = daily_metrics(tenant_ids=[acme.tenant.id], audiences=None, days=3, until=DAY2).days[1]
+    both = daily_metrics(tenant_ids=[acme.tenant.id, globex.tenant.id], audiences=None, days=3, until=DAY2).days[1]
     assert both.queries == 7 and both.escalation_rate == pytest.approx(4 / 7)  # globex's rows are really there
     assert (mine.queries, mine.escalation_rate) == (4, 0.25)
-    assert daily_metrics(tenant_ids=[], days=3, until=DAY2).total.queries == 0
+    assert daily_metrics(tenant_ids=[], audiences=None, days=3, until=DAY2).total.queries == 0
 
 
 def _total_queries(html: bytes) -> int:
