@@ -54,7 +54,8 @@ def has_identifier(query: str) -> bool:
 
 
 def generator_key(generator: str) -> str:
-    return f"{generator}|prompt-v1|ctx{settings.ANSWER_CONTEXT_CHUNKS}"
+    # v2: documents escaped inside per-request boundaries (0036); v1 answers were written without them.
+    return f"{generator}|prompt-v2|ctx{settings.ANSWER_CONTEXT_CHUNKS}"
 
 
 @dataclass(frozen=True)

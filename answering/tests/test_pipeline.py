@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import random
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from answering.providers import ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain
 from answering.tests.conftest import rows_for
 from answering.tests.fake_provider import fake_provider
+from retrieval.search import Candidate
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -164,7 +167,7 @@ def test_prompt_injection_is_not_obeyed(injected: Tenant, provider_keys: None, m
             probe = answer(tenant=injected, audiences=["public"], question="When are refunds issued?",
                            chain=chain_for(url))
             body = script.requests[0]["body"]
-        assert "<documents>" in body["messages"][1]["content"]  # retrieved text is delimited as data
+        assert "<documents-" in body["messages"][1]["content"]  # retrieved text is delimited as data
         return obeying_model(body)
 
     assert "PWNED" not in run()
@@ -202,3 +205,35 @@ def test_stream_of_an_abstention_shows_no_sources_and_names_the_escalation(payla
     assert events[0] == ("sources", [])
     result = events[-1][1]
     assert result.action == "escalated" and result.escalation_id
+
+
+def context_of(chunk_ids: list[int]) -> list[Candidate]:
+    return [Candidate(chunk_id=i, document_id=i, slug=f"d{i}", title="t", source_type="doc", heading_path="h",
+                      content="c", page=None, version="", effective_date=None, contested=False, fused_score=0.5,
+                      ranks={}, vector_similarity=0.5, keyword_coverage=0.5, matched_terms=[]) for i in chunk_ids]
+
+
+@pytest.mark.parametrize("order", ["reversed", "rotated", "shuffled", "identity"])
+def test_citation_markers_are_renumbered_in_one_pass_when_chunk_ids_are_small(order: str) -> None:
+    """Document numbers 1..n map to chunk ids that are themselves 1..n: a replace per number
+    turned [1]→[2] and then that [2]→[3]; every marker must move exactly once."""
+    n = 12
+    ids = {"reversed": list(range(n, 0, -1)), "rotated": [*range(2, n + 1), 1], "identity": list(range(1, n + 1)),
+           "shuffled": random.Random(7).sample(range(1, n + 1), n)}[order]
+    text = " ".join(f"Claim {k} [{k}]." for k in range(1, n + 1)) + " Both [1][2]."
+    draft = llm.parse_structured(model_answer(text, list(range(1, n + 1))), context_of(ids))
+    expected = " ".join(f"Claim {k} [{ids[k - 1]}]." for k in range(1, n + 1)) + f" Both [{ids[0]}][{ids[1]}]."
+    assert draft.text == expected and draft.cited_chunk_ids == ids
+
+
+def test_a_marker_outside_the_context_is_dropped_not_read_as_a_chunk_id() -> None:
+    draft = llm.parse_structured(model_answer("Kept [1]. Invented [3].", [1, 3]), context_of([3, 5]))
+    # [3] is no document of the context; left in place it would read as chunk 3, document 1's chunk.
+    assert draft.text == "Kept [3]. Invented ." and draft.cited_chunk_ids == [3]
+    assert any("3" in flag for flag in draft.flags)
+
+
+def test_the_answer_comes_back_unescaped() -> None:
+    """Document text reaches the model with < and & escaped; what it quotes is shown as written."""
+    draft = llm.parse_structured(model_answer("Use a &lt; b &amp;&amp; c, not &amp;lt; [1].", [1]), context_of([4]))
+    assert draft.text == "Use a < b && c, not &lt; [4]."
