@@ -26,6 +26,7 @@ from corpus.chunking import ChunkDraft, chunk_sections
 from corpus.embedding import Encoder, get_encoder
 from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
+from corpus.parsers.budget import INTERNAL as INTERNAL_PARSER_ERROR
 from corpus.models import Document
 from corpus.rights import OPERATOR, Writer
 from tenants.models import Audience, Tenant
@@ -111,6 +112,8 @@ def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[s
 
 
 def parse_all(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDocument | ParseFailure]:
+    """Every file comes back parsed or failed with a reason; a backend that breaks (a configured
+    one, or a bug in ours) fails the files it had not answered for, and the job goes on."""
     by_backend: dict[str, list[SourceFile]] = defaultdict(list)
     for file in files:
         by_backend[file.path.suffix.lower()].append(file)
@@ -118,7 +121,14 @@ def parse_all(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDo
     for suffix, group in by_backend.items():
         backend = backend_for(suffix)
         assert backend is not None
-        results.extend(backend(group, source_type=source_type))
+        answered: set[str] = set()
+        try:
+            for result in backend(group, source_type=source_type):
+                answered.add(result.source_path.split("#", 1)[0])
+                results.append(result)
+        except Exception as exc:  # noqa: BLE001 - one format's failure is not the job's
+            reason = f"{INTERNAL_PARSER_ERROR}: {exc.__class__.__name__}: {exc}"[:500]
+            results.extend(ParseFailure(str(f.path), reason) for f in group if str(f.path) not in answered)
     return results
 
 
@@ -164,6 +174,18 @@ def ingest_paths(
             raise ValueError(f"manifest {manifest} does not exist")
         conflicts.extend(load_manifest(manifest.parent, name=manifest.name))
 
+    # Parsing needs no lock: a slow or hostile file must not hold up this tenant's other ingests.
+    parsed_docs: list[ParsedDocument] = []
+    for result in parse_all(files, source_type=source_type):
+        if isinstance(result, ParseFailure):
+            if result.skipped:
+                report.skipped += 1
+                report.warnings.append(f"{result.source_path}: skipped, {result.reason}")
+            else:
+                report.failed.append((result.source_path, result.reason))
+        else:
+            parsed_docs.append(result)
+
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
         encoder = encoder or get_encoder()
         target = settings.CHUNK_TARGET_TOKENS
@@ -172,17 +194,6 @@ def ingest_paths(
         chunker = import_string(settings.CORPUS_CHUNKER)
         chunker_key = "" if settings.CORPUS_CHUNKER == DEFAULT_CHUNKER else f"|{settings.CORPUS_CHUNKER}"
         config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}{chunker_key}"
-        parsed_docs: list[ParsedDocument] = []
-        for result in parse_all(files, source_type=source_type):
-            if isinstance(result, ParseFailure):
-                if result.skipped:
-                    report.skipped += 1
-                    report.warnings.append(f"{result.source_path}: skipped, {result.reason}")
-                else:
-                    report.failed.append((result.source_path, result.reason))
-            else:
-                parsed_docs.append(result)
-
         pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report,
                                  chunker, writer)
         # A refused document was not written: it may neither supersede nor be tagged by this run.

@@ -47,8 +47,9 @@ class SourceFile:
 
     def read_text(self) -> str:
         raw = self.read_bytes()
-        if b"\x00" in raw[:8192]:
-            raise ParseError("binary file (NUL bytes), not text")
+        nul = raw.find(b"\x00")  # anywhere: PostgreSQL text cannot hold one, and it fails the whole write
+        if nul >= 0:
+            raise ParseError(f"binary file (NUL byte at byte {nul:,}), not text")
         try:
             return raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any
 
 from corpus.parsers import (
@@ -19,6 +20,7 @@ from corpus.parsers import (
     ParseResult,
     Section,
     SourceFile,
+    budget,
     fingerprint,
     parse_date,
 )
@@ -36,14 +38,32 @@ def infer_source_type(file: SourceFile, given: str) -> str:
     raise ParseError("a JSON or CSV file holds entries: pass --source-type changelog or ticket")
 
 
+def _csv_rows(text: str) -> list[Mapping[str, Any]]:
+    reader = csv.DictReader(io.StringIO(text))
+    rows: list[Mapping[str, Any]] = []
+    try:
+        for row in reader:
+            budget.tick()
+            if None in row:  # DictReader files surplus cells under the key None
+                raise ParseError(f"CSV line {reader.line_num:,} has more cells than the header")
+            rows.append(row)
+    except csv.Error as exc:  # e.g. a cell over csv's field size limit
+        raise ParseError(f"CSV line {reader.line_num:,}: {exc}") from exc
+    return rows
+
+
 def load_entries(file: SourceFile) -> list[Mapping[str, Any]]:
     text = file.read_text()
     if file.path.suffix.lower() == ".csv":
-        return list(csv.DictReader(io.StringIO(text)))
+        return _csv_rows(text)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
+    except RecursionError as exc:
+        raise ParseError("invalid JSON: nested too deeply") from exc
+    except ValueError as exc:  # a number of more than 4,300 digits
+        raise ParseError(f"invalid JSON: {exc}") from exc
     if isinstance(data, dict):
         data = data.get("entries")
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
@@ -51,27 +71,38 @@ def load_entries(file: SourceFile) -> list[Mapping[str, Any]]:
     return data
 
 
+def _text(entry: Mapping[str, Any], *keys: str, label: str) -> str:
+    """The first present field of `keys` as text; a list or object is refused, never str()-ed."""
+    for key in keys:
+        value = budget.scalar(entry.get(key), what=f"{label} field {key!r}")
+        if value:
+            return str(value).strip()
+    return ""
+
+
 def entry_document(entry: Mapping[str, Any], *, file: SourceFile, source_type: str) -> ParsedDocument:
-    entry_id = str(entry.get("id") or "").strip()
+    entry_id = budget.check_field(_text(entry, "id", label="entry"), name="entry id")
     if not entry_id:
         raise ParseError("entry without an id")
+    label = f"entry {entry_id[:80]}"
     if source_type == "ticket":
-        title = str(entry.get("subject") or entry.get("title") or entry_id).strip()
-        question = str(entry.get("question") or "").strip()
-        resolution = str(entry.get("resolution") or "").strip()
+        title = _text(entry, "subject", "title", label=label) or entry_id
+        question = _text(entry, "question", label=label)
+        resolution = _text(entry, "resolution", label=label)
         sections = [
             Section((title, "Question"), question) if question else None,
             Section((title, "Resolution"), resolution) if resolution else None,
         ]
         found = [s for s in sections if s is not None]
-        date = entry.get("resolved_at") or entry.get("date")
+        date: object = _text(entry, "resolved_at", "date", label=label)
     else:
-        title = str(entry.get("title") or entry_id).strip()
-        _, found = sections_from_markdown(str(entry.get("body") or ""), title=title)
-        date = entry.get("date") or entry.get("effective_date")
+        title = _text(entry, "title", label=label) or entry_id
+        body = budget.scalar(entry.get("body"), what=f"{label} field 'body'")
+        _, found = sections_from_markdown(str(body or ""), title=title)
+        date = _text(entry, "date", "effective_date", label=label)
     if not found:
         raise ParseError(f"entry {entry_id} has no text")
-    audience = entry.get("audience")
+    audience = _text(entry, "audience", label=label)
     return ParsedDocument(
         slug=entry_id,
         title=title,
@@ -79,27 +110,32 @@ def entry_document(entry: Mapping[str, Any], *, file: SourceFile, source_type: s
         sections=found,
         source_path=f"{file.path}#{entry_id}",
         fingerprint=fingerprint(json.dumps(entry, sort_keys=True, default=str)),
-        version=str(entry.get("version") or ""),
+        version=_text(entry, "version", label=label),
         effective_date=parse_date(date, what=f"entry {entry_id} date"),
-        audience=str(audience) if audience else None,
+        audience=audience or None,
     )
+
+
+def parse_entries(file: SourceFile, source_type: str) -> list[ParseResult]:
+    kind = infer_source_type(file, source_type)
+    results: list[ParseResult] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(load_entries(file)):
+        budget.tick()
+        try:
+            document = budget.checked(entry_document(entry, file=file, source_type=kind))
+            if document.slug in seen:
+                raise ParseError(f"duplicate entry id {document.slug}")
+            seen.add(document.slug)
+            results.append(document)
+        except budget.BudgetExceeded:
+            raise  # the file's time is up: it fails whole, not entry by entry
+        except ParseError as exc:
+            results.append(ParseFailure(f"{file.path}#{index}", str(exc)))
+    return results
 
 
 def parse_files(files: list[SourceFile], *, source_type: str) -> Iterator[ParseResult]:
     for file in files:
-        try:
-            kind = infer_source_type(file, source_type)
-            entries = load_entries(file)
-        except (ParseError, OSError) as exc:
-            yield ParseFailure(str(file.path), str(exc))
-            continue
-        seen: set[str] = set()
-        for index, entry in enumerate(entries):
-            try:
-                document = entry_document(entry, file=file, source_type=kind)
-                if document.slug in seen:
-                    raise ParseError(f"duplicate entry id {document.slug}")
-                seen.add(document.slug)
-                yield document
-            except ParseError as exc:
-                yield ParseFailure(f"{file.path}#{index}", str(exc))
+        outcome = budget.guarded(str(file.path), partial(parse_entries, file, source_type))
+        yield from (outcome if isinstance(outcome, list) else [outcome])

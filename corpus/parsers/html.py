@@ -13,10 +13,20 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from corpus.parsers import ParsedDocument, ParseError, ParseFailure, ParseResult, Section, SourceFile, fingerprint
+from corpus.parsers import (
+    ParsedDocument,
+    ParseError,
+    ParseFailure,
+    ParseResult,
+    Section,
+    SourceFile,
+    budget,
+    fingerprint,
+)
 
 _STRIP = ", ".join(
     [
@@ -48,6 +58,57 @@ class _Page:
     digest: str
 
 
+# Measured in lexbor (selectolax 1.0.2), where a running parse cannot be interrupted: every
+# start tag walks the stack of open elements, so nesting depth d costs d per tag (200,000
+# nested <div> took 8 minutes), and the options of a <select> cost quadratically (20,000
+# took 3.4 s). A linear scan of the raw bytes refuses both before lexbor sees them.
+MAX_DEPTH = 256
+MAX_OPTIONS = 2_000
+_TAG = re.compile(rb"<!--|<(/?)([a-z][a-z0-9]*)")
+_UNCOUNTED = frozenset(
+    b"area base br col embed hr img input link meta param source track wbr keygen frame basefont bgsound image"
+    b" p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rp rtc html head body".split()
+)  # void elements, and those whose end tag the parser supplies itself
+_RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes".split())
+
+
+def prescan(raw: bytes) -> None:
+    """Refuse markup that nests too deep, judged from the tags alone (an over-estimate)."""
+    lower = raw.lower()
+    depth = options = seen = 0
+    position = 0
+    while (match := _TAG.search(lower, position)) is not None:
+        seen += 1
+        if not seen & 1023:
+            budget.tick()
+        position = match.end()
+        closing, name = match.group(1), match.group(2)
+        if match.group(0) == b"<!--" or (name == b"plaintext" and not closing):
+            end = lower.find(b"-->", position) if name is None else -1
+            if end < 0:
+                return  # the rest is a comment or plain text: no more elements
+            position = end + 3
+            continue
+        if closing:
+            depth -= 1 if depth and name not in _UNCOUNTED else 0
+            continue
+        if name == b"option":
+            options += 1
+            if options > MAX_OPTIONS:
+                raise ParseError(f"HTML has over {MAX_OPTIONS:,} <option> elements; the limit is {MAX_OPTIONS:,}")
+        if name in _UNCOUNTED:
+            continue
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise ParseError(f"HTML nests elements more than {MAX_DEPTH} deep (counted from its tags);"
+                             f" the limit is {MAX_DEPTH}")
+        if name in _RAW_TEXT:
+            end = lower.find(b"</" + name, position)
+            if end < 0:
+                return
+            position = end
+
+
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)\]])")
 
 
@@ -57,31 +118,46 @@ def _clean(text: str) -> str:
 
 
 _ADMONITIONS = ("note", "warning", "tip", "caution", "important", "admonition", "callout")
+# Flags of a node and its ancestors up to <body>.
+_ADMONITION, _BLOCK, _HEADING = 1, 2, 4
 
 
-def _in_admonition(node: LexborNode) -> bool:
-    """Headings of note/warning boxes label the box; they do not open a section."""
-    parent = node.parent
-    while parent is not None and parent.tag not in ("body", "html"):
-        classes = (parent.attributes.get("class") or "").lower().split()
-        if any(c in _ADMONITIONS for c in classes):
-            return True
-        parent = parent.parent
-    return False
+class _Ancestry:
+    """What encloses a node (an admonition box, a block, a heading), memoised per node.
 
+    Walking every node's parents afresh cost depth × nodes: 8,000 nested sections with a
+    heading each took 8 s, 32,000 took minutes. With the memo each node is visited once."""
 
-def _inside_block(node: LexborNode) -> bool:
-    parent = node.parent
-    while parent is not None and parent.tag not in ("body", "html"):
-        if parent.tag in _BLOCKS:
-            return True
-        parent = parent.parent
-    return False
+    def __init__(self) -> None:
+        self._flags: dict[int, int] = {}
+
+    def _own(self, node: LexborNode) -> int:
+        flags = _BLOCK if node.tag in _BLOCKS else _HEADING if node.tag in _HEADINGS else 0
+        classes = (node.attributes.get("class") or "").lower().split()
+        return flags | (_ADMONITION if any(c in _ADMONITIONS for c in classes) else 0)
+
+    def of(self, node: LexborNode) -> int:
+        """Flags of node's strict ancestors below <body>."""
+        chain: list[LexborNode] = []
+        parent = node.parent
+        inherited = 0
+        while parent is not None and parent.tag not in ("body", "html"):
+            known = self._flags.get(parent.mem_id)
+            if known is not None:
+                inherited = known
+                break
+            chain.append(parent)
+            parent = parent.parent
+        for ancestor in reversed(chain):
+            inherited |= self._own(ancestor)
+            self._flags[ancestor.mem_id] = inherited
+        return inherited
 
 
 def extract_page(file: SourceFile, raw: bytes) -> _Page:
     if b"\x00" in raw[:8192]:
         raise ParseError("binary file (NUL bytes), not HTML")
+    prescan(raw)
     tree = LexborHTMLParser(raw)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node else ""
@@ -91,14 +167,19 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     for node in body.css(_STRIP):
         node.decompose()
     items: list[tuple[int, str]] = []
+    ancestry = _Ancestry()
     for node in body.css(_SELECT):
+        budget.tick()
         tag = node.tag
+        enclosing = ancestry.of(node)
         if tag in _HEADINGS:
+            if enclosing & _HEADING:
+                continue  # a heading inside a heading: its text is already the outer one's
             text = _clean(node.text(separator=" "))
             if text:
-                items.append((0, f"{text}:") if _in_admonition(node) else (_HEADINGS[tag], text))
+                items.append((0, f"{text}:") if enclosing & _ADMONITION else (_HEADINGS[tag], text))
             continue
-        if _inside_block(node):
+        if enclosing & _BLOCK:
             continue
         if tag == "pre":
             text = "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
@@ -157,18 +238,25 @@ def build_document(page: _Page, *, repeated: set[str], source_type: str) -> Pars
     )
 
 
+def _extract(file: SourceFile) -> _Page:
+    return extract_page(file, file.read_bytes())
+
+
+def _build(page: _Page, repeated: set[str], source_type: str) -> ParseResult:
+    try:
+        return budget.checked(build_document(page, repeated=repeated, source_type=source_type))
+    except NavigationOnly as exc:
+        return ParseFailure(str(page.file.path), str(exc), skipped=True)
+
+
 def parse_files(files: list[SourceFile], *, source_type: str) -> Iterator[ParseResult]:
     pages: list[_Page] = []
     for file in files:
-        try:
-            pages.append(extract_page(file, file.read_bytes()))
-        except (ParseError, OSError) as exc:
-            yield ParseFailure(str(file.path), str(exc))
+        page = budget.guarded(str(file.path), partial(_extract, file))
+        if isinstance(page, ParseFailure):
+            yield page
+        else:
+            pages.append(page)
     repeated = boilerplate(pages)
     for page in pages:
-        try:
-            yield build_document(page, repeated=repeated, source_type=source_type)
-        except NavigationOnly as exc:
-            yield ParseFailure(str(page.file.path), str(exc), skipped=True)
-        except ParseError as exc:
-            yield ParseFailure(str(page.file.path), str(exc))
+        yield budget.guarded(str(page.file.path), partial(_build, page, repeated, source_type))

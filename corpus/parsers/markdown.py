@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-
-import yaml
+from functools import partial
 
 from corpus.parsers import (
     ParsedDocument,
@@ -17,24 +15,50 @@ from corpus.parsers import (
     fingerprint,
     parse_date,
 )
+from corpus.parsers import budget
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+# The keys read from front matter: each must be one scalar value.
+METADATA_KEYS = ("title", "audience", "supersedes", "version", "effective_date")
+_FENCES = ("```", "~~~")
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """An ATX heading as (level, text), in linear time.
+
+    It returns what `^(#{1,6})\\s+(.+?)\\s*#*\\s*$` matched, which took cubic time on a line
+    of spaces (10 s for 2,000): the level's hashes, whitespace, then the text up to a trailing
+    run of whitespace, hashes and whitespace (at least one character is kept)."""
+    level = len(line) - len(line.lstrip("#"))
+    if not 1 <= level <= 6 or len(line) == level or not line[level].isspace():
+        return None
+    rest = line[level:]
+    text = rest.lstrip()
+    if not text:
+        # `\s+(.+?)` with nothing but whitespace left: the text is one whitespace character.
+        return (level, "") if len(rest) >= 2 else None
+    keep = len(text.rstrip().rstrip("#").rstrip())
+    return level, text[: max(keep, 1)].strip()
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     if not text.startswith("---"):
         return {}, text
-    lines = text.split("\n")
-    for index in range(1, len(lines)):
-        if lines[index].strip() in ("---", "..."):
-            try:
-                meta = yaml.safe_load("\n".join(lines[1:index])) or {}
-            except yaml.YAMLError as exc:
-                raise ParseError(f"front matter is not valid YAML: {exc}") from exc
+    limit = budget.MAX_FRONT_MATTER_CHARS
+    start = text.find("\n") + 1 if "\n" in text else len(text)
+    position = start
+    while position < len(text) and position - start <= limit:
+        end = text.find("\n", position)
+        stop = len(text) if end < 0 else end
+        if text[position:stop].strip() in ("---", "..."):
+            meta = budget.load_yaml(text[start:position], what="front matter", max_chars=limit) or {}
             if not isinstance(meta, dict):
                 raise ParseError("front matter must be a mapping")
-            return meta, "\n".join(lines[index + 1 :])
+            for key in METADATA_KEYS:
+                budget.scalar(meta.get(key), what=f"front matter {key!r}")
+            return meta, "" if end < 0 else text[end + 1 :]
+        position = stop + 1
+    if position - start > limit:
+        raise ParseError(f"front matter runs past {limit:,} characters without its closing ---; the limit is {limit:,}")
     raise ParseError("front matter opened with --- but never closed")
 
 
@@ -55,28 +79,31 @@ def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]
             sections.append(Section(heading_path=path(), text=text))
         buffer.clear()
 
-    for line in body.split("\n"):
-        if _FENCE.match(line):
+    for number, line in enumerate(body.split("\n")):
+        if not number & 1023:
+            budget.tick()
+        if line.lstrip().startswith(_FENCES):
             in_fence = not in_fence
-        match = None if in_fence else _HEADING.match(line)
-        if match is None:
+        found = None if in_fence else heading(line)
+        if found is None:
             buffer.append(line)
             continue
         flush()
-        level, heading = len(match.group(1)), match.group(2).strip()
+        level, title_text = found
         if level == 1:
             if not doc_title:
-                doc_title = heading
-            stack = [] if heading == doc_title else [(1, heading)]
+                doc_title = title_text
+            stack = [] if title_text == doc_title else [(1, title_text)]
             continue
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, heading))
+        stack.append((level, title_text))
     flush()
     return doc_title, sections
 
 
 def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra: str = "") -> ParsedDocument:
+    budget.check_lines(text)
     meta, body = split_front_matter(text)
     title = str(meta.get("title") or "").strip()
     title, sections = sections_from_markdown(body, title=title)
@@ -102,7 +129,8 @@ def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra:
 
 def parse_files(files: list[SourceFile], *, source_type: str) -> Iterator[ParseResult]:
     for file in files:
-        try:
-            yield parse_markdown_text(file.read_text(), file=file, source_type=source_type)
-        except (ParseError, OSError) as exc:
-            yield ParseFailure(str(file.path), str(exc))
+        yield budget.guarded(str(file.path), partial(_parse_file, file, source_type))
+
+
+def _parse_file(file: SourceFile, source_type: str) -> ParsedDocument:
+    return budget.checked(parse_markdown_text(file.read_text(), file=file, source_type=source_type))
