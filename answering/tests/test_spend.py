@@ -228,3 +228,21 @@ def test_the_contextualizer_bills_the_ingesting_tenant_and_stops_at_its_cap(payl
         with pytest.raises(SpendCapReached, match="contextual blurbs for 'Refunds' stopped: .*daily spend cap"):
             contextualize(document=document, chunks=["c"], tenant=paylane, chain=chain_for(url))
     assert len(script.requests) == 1
+
+
+def test_providers_are_only_ever_called_through_the_metered_chain() -> None:
+    """One door: outside the providers package, nothing streams from a provider or posts to one
+    except ProviderChain.complete, which refuses to send without a meter."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    doors = ("provider.stream(", "stream_events(", ".stream(messages")
+    found = []
+    for path in root.rglob("*.py"):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith((".venv/", "var/")) or "/tests/" in relative or relative.startswith(
+                "answering/providers/"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [f"{relative}: {door}" for door in doors if door in text]
+    assert found == []
