@@ -158,6 +158,7 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
              summary="Thumbs up (1) or down (-1) on an answer, with an optional comment")
 def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
-    if not feedback_record(tenant=principal.tenant, trace_id=body.trace_id, vote=body.vote, comment=body.comment):
+    if not feedback_record(tenant=principal.tenant, audiences=list(principal.audiences), trace_id=body.trace_id,
+                           vote=body.vote, comment=body.comment):
         raise NotFound(f"no trace {body.trace_id}")
     return Status(200, {"recorded": True})

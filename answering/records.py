@@ -34,12 +34,15 @@ def abstain(*, tenant: Tenant, reason: str, detail: str, question: str, history:
     return trace, escalation
 
 
-def feedback_record(*, tenant: Tenant, trace_id: int, vote: int, comment: str = "") -> bool:
+def feedback_record(*, tenant: Tenant, audiences: Sequence[str], trace_id: int, vote: int, comment: str = "") -> bool:
+    """Record a vote on a trace the voter could have been shown: of their tenant, and asked with
+    audiences all within `audiences` (theirs). False, exactly as for an unknown trace, otherwise."""
     if vote not in (-1, 1):
         raise ValueError("vote must be 1 (up) or -1 (down)")
     with tenant_context(tenant.id):
-        return bool(Trace.objects.filter(tenant=tenant, pk=trace_id).update(feedback=vote,
-                                                                           feedback_comment=comment[:2000]))
+        # jsonb <@: every audience the trace was asked with is one the voter holds.
+        return bool(Trace.objects.filter(tenant=tenant, pk=trace_id, audiences__contained_by=list(audiences))
+                    .update(feedback=vote, feedback_comment=comment[:2000]))
 
 
 def trace_note(*, tenant: Tenant, trace_id: int, note: dict[str, Any]) -> None:

@@ -124,6 +124,21 @@ def test_feedback_on_another_tenants_trace_is_404_and_changes_nothing(keys: dict
         assert Trace.objects.get(pk=trace_id).feedback is None
 
 
+def test_feedback_is_only_for_traces_the_keys_audiences_could_see(keys: dict[str, str], client: Client) -> None:
+    """A trace asked with internal audiences holds an internal answer and its citations; a
+    public-only key of the same tenant may not vote on it (nor learn that it exists)."""
+    wide = issue("paylane", ("public", "internal"))
+    internal_trace = post(client, "/ask", {"question": QUESTION}, wide).json()["trace_id"]
+    public_trace = post(client, "/ask", {"question": QUESTION, "conversation_id": "p"}, keys["paylane"]).json()
+    response = post(client, "/feedback", {"trace_id": internal_trace, "vote": -1, "comment": "x"}, keys["paylane"])
+    assert response.status_code == 404 and error_code(response) == "not_found"
+    assert post(client, "/feedback", {"trace_id": public_trace["trace_id"], "vote": 1}, wide).status_code == 200
+    paylane = Tenant.objects.get(slug="paylane")
+    with tenant_context(paylane.id):
+        assert Trace.objects.get(pk=internal_trace).feedback is None
+        assert Trace.objects.get(pk=public_trace["trace_id"]).feedback == 1  # a wider key may vote on a narrower trace
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({"question": "x" * 4001}, "question"),
     ({"question": "ok?", "history": [{"role": "user", "content": "hi"}] * 21}, "history"),

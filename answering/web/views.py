@@ -107,6 +107,7 @@ def chat_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     vote = request.POST.get("vote", "")
     if vote not in ("1", "-1"):
         return HttpResponse("vote must be 1 or -1", status=400, content_type="text/plain")
-    if not feedback_record(tenant=tenant, trace_id=trace_id, vote=int(vote), comment=request.POST.get("comment", "")):
+    if not feedback_record(tenant=tenant, audiences=access.chat_audiences(tenant=tenant, user=request.user),
+                           trace_id=trace_id, vote=int(vote), comment=request.POST.get("comment", "")):
         raise Http404("No such answer.")
     return render(request, f"{PAGE}#thanks", {"vote": int(vote)})
