@@ -153,38 +153,15 @@ def ingest_paths(
     """Ingest files and folders into a tenant. `writer` is who asked: the operator (the default,
     `manage.py ingest`) writes anywhere; a job started by a key or a staff member passes the
     audiences its principal holds, and nothing outside them is written, replaced or tagged."""
-    if source_type not in SOURCE_TYPES:
-        raise ValueError(f"source type {source_type!r} is not one of {', '.join(SOURCE_TYPES)}")
     started = time.perf_counter()
     report = IngestReport(tenant=tenant.slug)
-    audiences = dict(Audience.objects.filter(tenant=tenant).values_list("slug", "id"))
-    if audience not in audiences:
-        raise ValueError(f"tenant {tenant.slug} has no audience {audience!r} (it has {', '.join(sorted(audiences))})")
-    if not writer.may_write(audience):
-        raise ValueError(f"this ingest may not write to audience {audience!r} (it holds {writer.describe()})")
-    if (prune or manifest is not None) and not writer.is_operator:
-        raise ValueError("--prune and an outside manifest are for the operator on the machine")
+    audiences = _check_request(tenant=tenant, audience=audience, source_type=source_type, writer=writer,
+                               operator_only=prune or manifest is not None)
     files, failures, folders = collect_files(paths)
     report.failed.extend(failures)
-    conflicts: list[Conflict] = []
-    for folder in folders:
-        conflicts.extend(load_manifest(folder))
-    if manifest is not None:
-        if not manifest.is_file():
-            raise ValueError(f"manifest {manifest} does not exist")
-        conflicts.extend(load_manifest(manifest.parent, name=manifest.name))
-
+    conflicts = _load_conflicts(folders, manifest)
     # Parsing needs no lock: a slow or hostile file must not hold up this tenant's other ingests.
-    parsed_docs: list[ParsedDocument] = []
-    for result in parse_all(files, source_type=source_type):
-        if isinstance(result, ParseFailure):
-            if result.skipped:
-                report.skipped += 1
-                report.warnings.append(f"{result.source_path}: skipped, {result.reason}")
-            else:
-                report.failed.append((result.source_path, result.reason))
-        else:
-            parsed_docs.append(result)
+    parsed_docs = _parse_into(report, files, source_type)
 
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
         encoder = encoder or get_encoder()
@@ -210,6 +187,46 @@ def ingest_paths(
             _prune(tenant, folders, parsed_docs, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _check_request(*, tenant: Tenant, audience: str, source_type: str, writer: Writer,
+                   operator_only: bool) -> dict[str, int]:
+    """The tenant's audiences (slug to id), once the request itself is known to be allowed."""
+    if source_type not in SOURCE_TYPES:
+        raise ValueError(f"source type {source_type!r} is not one of {', '.join(SOURCE_TYPES)}")
+    audiences = dict(Audience.objects.filter(tenant=tenant).values_list("slug", "id"))
+    if audience not in audiences:
+        raise ValueError(f"tenant {tenant.slug} has no audience {audience!r} (it has {', '.join(sorted(audiences))})")
+    if not writer.may_write(audience):
+        raise ValueError(f"this ingest may not write to audience {audience!r} (it holds {writer.describe()})")
+    if operator_only and not writer.is_operator:
+        raise ValueError("--prune and an outside manifest are for the operator on the machine")
+    return audiences
+
+
+def _load_conflicts(folders: Sequence[Path], manifest: Path | None) -> list[Conflict]:
+    conflicts: list[Conflict] = []
+    for folder in folders:
+        conflicts.extend(load_manifest(folder))
+    if manifest is not None:
+        if not manifest.is_file():
+            raise ValueError(f"manifest {manifest} does not exist")
+        conflicts.extend(load_manifest(manifest.parent, name=manifest.name))
+    return conflicts
+
+
+def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: str) -> list[ParsedDocument]:
+    parsed_docs: list[ParsedDocument] = []
+    for result in parse_all(files, source_type=source_type):
+        if isinstance(result, ParseFailure):
+            if result.skipped:
+                report.skipped += 1
+                report.warnings.append(f"{result.source_path}: skipped, {result.reason}")
+            else:
+                report.failed.append((result.source_path, result.reason))
+        else:
+            parsed_docs.append(result)
+    return parsed_docs
 
 
 def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
