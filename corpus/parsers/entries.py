@@ -132,7 +132,7 @@ def parse_entries(file: SourceFile, source_type: str) -> list[ParseResult]:
             raise  # the file's time is up: it fails whole, not entry by entry
         except ParseError as exc:
             results.append(ParseFailure(f"{file.path}#{index}", str(exc)))
-    return results
+    return results or [ParseFailure(str(file.path), "no entries in the file", skipped=True)]
 
 
 def parse_files(files: list[SourceFile], *, source_type: str) -> Iterator[ParseResult]:

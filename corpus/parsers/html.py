@@ -64,18 +64,27 @@ class _Page:
 # took 3.4 s). A linear scan of the raw bytes refuses both before lexbor sees them.
 MAX_DEPTH = 256
 MAX_OPTIONS = 2_000
-_TAG = re.compile(rb"<!--|<(/?)([a-z][a-z0-9]*)")
-_UNCOUNTED = frozenset(
-    b"area base br col embed hr img input link meta param source track wbr keygen frame basefont bgsound image"
-    b" p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption rb rt rp rtc html head body".split()
-)  # void elements, and those whose end tag the parser supplies itself
+MAX_BLOCKS = 50_000
+# Void elements, and those whose end tag the parser supplies itself: they never deepen a page.
+_UNCOUNTED = (
+    "area|base|br|col|embed|hr|img|input|link|meta|param|source|track|wbr|keygen|frame|basefont|bgsound|image"
+    "|p|li|dt|dd|option|optgroup|tr|td|th|thead|tbody|tfoot|colgroup|caption|rb|rt|rp|rtc|html|head|body"
+)
+# Only tags that can deepen the page reach the Python loop; the rest are skipped in C.
+_TAG = re.compile(rb"<!--|<(/?)(?!(?:" + _UNCOUNTED.encode() + rb")[\s/>])([a-z][a-z0-9]*)")
+_OPTION = re.compile(rb"<option[\s/>]")
+_BLOCK_TAG = re.compile(rb"<(?:h[1-6]|p|pre|li|dt|dd|td|th|blockquote|caption|figcaption)[\s/>]")
 _RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes".split())
 
 
 def prescan(raw: bytes) -> None:
-    """Refuse markup that nests too deep, judged from the tags alone (an over-estimate)."""
+    """Refuse what lexbor (or our loop) would take too long on, judged from the tags alone."""
     lower = raw.lower()
-    depth = options = seen = 0
+    if (options := len(_OPTION.findall(lower))) > MAX_OPTIONS:
+        raise ParseError(f"HTML has {options:,} <option> elements; the limit is {MAX_OPTIONS:,}")
+    if (blocks := len(_BLOCK_TAG.findall(lower))) > MAX_BLOCKS:
+        raise ParseError(f"HTML page has {blocks:,} headings and blocks; the limit is {MAX_BLOCKS:,}")
+    depth = seen = 0
     position = 0
     while (match := _TAG.search(lower, position)) is not None:
         seen += 1
@@ -90,13 +99,7 @@ def prescan(raw: bytes) -> None:
             position = end + 3
             continue
         if closing:
-            depth -= 1 if depth and name not in _UNCOUNTED else 0
-            continue
-        if name == b"option":
-            options += 1
-            if options > MAX_OPTIONS:
-                raise ParseError(f"HTML has over {MAX_OPTIONS:,} <option> elements; the limit is {MAX_OPTIONS:,}")
-        if name in _UNCOUNTED:
+            depth -= 1 if depth else 0
             continue
         depth += 1
         if depth > MAX_DEPTH:
@@ -168,7 +171,10 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
         node.decompose()
     items: list[tuple[int, str]] = []
     ancestry = _Ancestry()
-    for node in body.css(_SELECT):
+    nodes = body.css(_SELECT)
+    if len(nodes) > MAX_BLOCKS:  # each costs Python time; a manual's page has a few thousand
+        raise ParseError(f"HTML page has {len(nodes):,} headings and blocks; the limit is {MAX_BLOCKS:,}")
+    for node in nodes:
         budget.tick()
         tag = node.tag
         enclosing = ancestry.of(node)

@@ -20,6 +20,7 @@ from corpus.parsers import budget
 # The keys read from front matter: each must be one scalar value.
 METADATA_KEYS = ("title", "audience", "supersedes", "version", "effective_date")
 _FENCES = ("```", "~~~")
+_FENCE_OPENERS = ("`", "~")
 
 
 def heading(line: str) -> tuple[int, str] | None:
@@ -82,9 +83,12 @@ def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]
     for number, line in enumerate(body.split("\n")):
         if not number & 1023:
             budget.tick()
-        if line.lstrip().startswith(_FENCES):
-            in_fence = not in_fence
-        found = None if in_fence else heading(line)
+        first = line[:1]
+        # Most lines open with neither whitespace, a fence mark nor a hash: skip the work.
+        if first in _FENCE_OPENERS or first.isspace():
+            if line.lstrip().startswith(_FENCES):
+                in_fence = not in_fence
+        found = heading(line) if first == "#" and not in_fence else None
         if found is None:
             buffer.append(line)
             continue
