@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
+from answering.llm import escape_attribute, escape_text
 from answering.providers import Message
 from answering.providers.chain import ProviderChain, SpendCapReached, UnmeteredCall
 from answering.spend import TenantMeter
@@ -45,10 +46,12 @@ def contextualize(*, document: Any, chunks: list[str], tenant: Tenant | None = N
             raise UnmeteredCall("contextualize() needs the tenant whose ingest pays for the blurbs")
         chain = chain.metered(TenantMeter(tenant=tenant))
     text = "\n\n".join(section.text for section in document.sections)[:_MAX_DOCUMENT_CHARS]
-    numbered = "\n".join(f"<chunk number=\"{n}\">{c[:1500]}</chunk>" for n, c in enumerate(chunks, start=1))
+    # Escaped like the generator's context (answering.llm): a chunk cannot close its element.
+    numbered = "\n".join(f'<chunk number="{n}">{escape_text(c[:1500])}</chunk>' for n, c in enumerate(chunks, start=1))
+    prompt = PROMPT.format(title=escape_attribute(document.title), document=escape_text(text), chunks=numbered)
     try:
         completion = chain.complete(
-            [Message("user", PROMPT.format(title=document.title, document=text, chunks=numbered))],
+            [Message("user", prompt)],
             temperature=0.0, max_tokens=min(4000, 60 * len(chunks) + 100), json_output=True, stage="contextualize")
     except SpendCapReached as exc:
         raise SpendCapReached(f"contextual blurbs for {document.title!r} stopped: {exc}") from None

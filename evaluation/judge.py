@@ -26,6 +26,7 @@ from psycopg import sql
 
 from answering.providers import Message, ProviderError, build_provider, parse_provider_configs
 from answering.providers.chain import AllProvidersFailed, CallMeter, ProviderChain, SpendCapReached
+from answering.llm import escape_attribute, escape_text
 from answering.spend import TenantMeter
 from tenants.models import Audience, Tenant
 from tenants.scope import ChunkQuery, TenantScope
@@ -95,11 +96,13 @@ class Judge:
               meter: CallMeter | None = None) -> JudgeScore:
         """sources: (number as cited in the answer, title, full text). Raises JudgeOutputError, or
         SpendCapReached when `meter` (the tenant's) refuses the call."""
-        documents = "\n\n".join(f'<document number="{n}" title="{title}">\n{text}\n</document>'
-                                for n, title, text in sources)
+        # Escaped like the generator's context (answering.llm): no `<` from a document, question
+        # or answer can open or close an element, so none of them can speak as the judge's instructions.
+        documents = "\n\n".join(f'<document number="{n}" title="{escape_attribute(title)}">\n{escape_text(text)}\n'
+                                '</document>' for n, title, text in sources)
         messages = [Message("system", SYSTEM_PROMPT),
-                    Message("user", f"Question: {question}\n\n<documents>\n{documents}\n</documents>\n\n"
-                                    f"<answer>\n{answer}\n</answer>")]
+                    Message("user", f"Question: {escape_text(question)}\n\n<documents>\n{documents}\n</documents>"
+                                    f"\n\n<answer>\n{escape_text(answer)}\n</answer>")]
         chain = self.chain.metered(meter, stage="judge") if meter is not None else self.chain
         try:
             completion = chain.complete(messages, temperature=0.0, max_tokens=300, json_output=True, stage="judge")
