@@ -1,4 +1,4 @@
-"""The chat page: thin views over answering.pipeline. See docs/decisions/0016 and 0017."""
+"""The chat page: thin views over answering.pipeline. See docs/decisions/0016, 0017 and 0034."""
 
 from __future__ import annotations
 
