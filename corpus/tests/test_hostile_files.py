@@ -98,3 +98,51 @@ def test_hostile_files_are_rejected_with_reasons_and_nothing_is_half_stored(
     for canary in ("SCRIPT-CANARY", "STYLE-CANARY", "NOSCRIPT-CANARY", "HANDLER-CANARY", "TEMPLATE-CANARY",
                    "IFRAME-CANARY", "document.cookie"):
         assert canary not in html_text, canary
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
+        acme: Cast, encoder: Encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 15 item 2: a 3 KB upload used to hold the tenant's ingest lock for hours."""
+    import contextlib
+    import time
+
+    from corpus import ingest, store
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "keep.md").write_text("# Keep\n\nThe keep document says webhooks retry five times.\n")
+    (folder / "spaces.md").write_text("# x" + " " * 3000 + "y\n\nBody.\n")
+    (folder / "bomb.md").write_text("---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                                    "title: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n---\nBody.\n")
+    (folder / "changelog-deep.json").write_text("[" * 50_000 + "]" * 50_000)
+
+    held: list[bool] = []
+    locked = [False]
+    real_lock, real_parse = store.tenant_ingest_lock, ingest.parse_all
+
+    @contextlib.contextmanager
+    def watched_lock(**kwargs: object):  # type: ignore[no-untyped-def]
+        with real_lock(**kwargs):  # type: ignore[arg-type]
+            locked[0] = True
+            try:
+                yield
+            finally:
+                locked[0] = False
+
+    def watched_parse(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        held.append(locked[0])
+        return real_parse(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "tenant_ingest_lock", watched_lock)
+    monkeypatch.setattr(ingest, "parse_all", watched_parse)
+    started = time.perf_counter()
+    report = ingest_paths(tenant=acme.tenant, paths=[folder], encoder=encoder)
+    assert time.perf_counter() - started < 30
+    assert held == [False], "parsing ran inside the tenant's ingest lock"
+    reasons = {Path(path).name: reason for path, reason in report.failed}
+    assert reasons["spaces.md"] == "title is 3,002 characters; the limit is 500"
+    assert "anchors and aliases are refused" in reasons["bomb.md"]
+    assert "nested too deeply" in reasons["changelog-deep.json"]
+    assert ("doc", "keep") in documents(acme.tenant)

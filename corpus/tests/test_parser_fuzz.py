@@ -253,3 +253,19 @@ def test_zz_report() -> None:
     for kind, times in sorted(STATS.items()):
         print(f"\n{kind}: {len(times)} inputs, slowest {max(times):.3f}s, total {sum(times):.1f}s")
     assert all(max(times) < BOUND for times in STATS.values())
+
+
+def test_forced_fail_the_time_bound_catches_the_old_heading_regex(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The detector's control: put the cubic regex back and the fuzz contract must go red."""
+    import re
+
+    old = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+    def cubic(line: str) -> tuple[int, str] | None:
+        match = old.match(line)
+        return None if match is None else (len(match.group(1)), match.group(2).strip())
+
+    monkeypatch.setattr(markdown, "heading", cubic)
+    with pytest.raises(AssertionError, match="markdown took"):
+        run_backend("markdown", "forced.md", ("# x" + " " * 1500 + "y").encode())
+    STATS["markdown"].pop()  # the control's own time is not a parser's

@@ -196,3 +196,145 @@ def test_text_file(tmp_path: Path) -> None:
     [doc] = list(text.parse_files([_file(tmp_path, "faq.txt", "Shipping FAQ\nWe ship in 2 days.")], source_type="doc"))
     assert isinstance(doc, ParsedDocument)
     assert doc.title == "Shipping FAQ" and doc.sections[0].text == "We ship in 2 days."
+
+
+# --- issue 15 item 2: no input can stall ingestion --------------------------------------------
+
+OLD_HEADING = r"^(#{1,6})\s+(.+?)\s*#*\s*$"  # the cubic pattern this replaced, kept as the oracle
+
+
+def _parse_md(tmp_path: Path, content: str | bytes) -> ParsedDocument | ParseFailure:
+    [result] = list(markdown.parse_files([_file(tmp_path, "doc.md", content)], source_type="doc"))
+    return result
+
+
+@pytest.mark.parametrize("spaces", [2000, 4000, 50_000])
+def test_heading_line_of_spaces_parses_in_well_under_a_second(tmp_path: Path, spaces: int) -> None:
+    # The issue's input: 2,000 spaces took ~10 s with the regex, 4,000 over a minute.
+    import time
+
+    started = time.perf_counter()
+    result = _parse_md(tmp_path, "# x" + " " * spaces + "y\n\nBody text.\n")
+    assert time.perf_counter() - started < 0.5
+    assert isinstance(result, ParseFailure)
+    assert result.reason == f"title is {spaces + 2:,} characters; the limit is 500"
+    started = time.perf_counter()
+    doc = _parse_md(tmp_path, "# Title\n\n## x" + " " * 400 + "y" + " " * spaces + "##  \n\nBody text.\n")
+    assert time.perf_counter() - started < 0.5
+    assert isinstance(doc, ParsedDocument) and doc.sections[0].heading_path == ("Title", "x" + " " * 400 + "y")
+
+
+def test_heading_function_matches_the_old_regex_on_short_lines() -> None:
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    oracle = re.compile(OLD_HEADING)
+
+    @settings(max_examples=3000, deadline=None, database=None)
+    @given(st.text(st.sampled_from(["#", " ", "\t", "a", "b", "\u3000", "\r", "\x0b", "é"]), max_size=14))
+    def agree(line: str) -> None:
+        match = oracle.match(line)
+        expected = None if match is None else (len(match.group(1)), match.group(2).strip())
+        assert markdown.heading(line) == expected, line
+
+    agree()
+
+
+ALIAS_BOMB_257 = """---
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+title: [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+---
+Body.
+"""
+
+
+@pytest.mark.parametrize(
+    ("front", "reason"),
+    [
+        (ALIAS_BOMB_257, "anchors and aliases are refused"),
+        ("---\ntitle: &t Invoices\naudience: *t\n---\nBody.\n", "anchors and aliases are refused"),
+        ("---\naudience: [internal, public]\n---\nBody.\n", "front matter 'audience' must be a single value"),
+        ("---\nsupersedes: {slug: x}\n---\nBody.\n", "front matter 'supersedes' must be a single value"),
+        ("---\ntitle: " + "t" * 600 + "\n---\nBody.\n", "title is 600 characters; the limit is 500"),
+        ("---\n" + "k: v\n" * 5000 + "---\nBody.\n", "front matter runs past 16,384 characters"),
+        ("---\nversion: " + "9" * 5000 + "\n---\nBody.\n", "front matter has a value YAML cannot read"),
+    ],
+)
+def test_front_matter_refuses_aliases_non_scalars_and_oversize(tmp_path: Path, front: str, reason: str) -> None:
+    result = _parse_md(tmp_path, front)
+    assert isinstance(result, ParseFailure) and reason in result.reason, result
+
+
+def test_line_cap_names_the_line(tmp_path: Path) -> None:
+    result = _parse_md(tmp_path, "# Title\n\n" + "w" * 250_000 + "\n")
+    assert isinstance(result, ParseFailure)
+    assert result.reason == "line 3 is 250,000 characters; the limit is 100,000"
+
+
+def test_nul_anywhere_is_refused_not_stored(tmp_path: Path) -> None:
+    # A NUL past the first 8 KB used to pass into the document, and PostgreSQL text cannot hold it.
+    result = _parse_md(tmp_path, "# T\n\n" + "a" * 9000 + "\x00tail\n")
+    assert isinstance(result, ParseFailure) and "NUL byte at byte 9,005" in result.reason
+
+
+def test_over_budget_file_fails_alone(tmp_path: Path, settings: object) -> None:
+    settings.INGEST_PARSE_SECONDS = 0.05  # type: ignore[attr-defined]
+    settings.INGEST_PARSE_SECONDS_PER_MB = 0  # type: ignore[attr-defined]
+    slow = _file(tmp_path, "slow.md", "# T\n" + "line\n" * 3_000_000)
+    quick = _file(tmp_path, "quick.md", "# Quick\n\nFine.\n")
+    results = list(markdown.parse_files([slow, quick], source_type="doc"))
+    assert isinstance(results[0], ParseFailure) and results[0].reason == "parse budget of 0.05 s exceeded"
+    assert isinstance(results[1], ParsedDocument) and results[1].title == "Quick"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("changelog.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("changelog.json", '[{"id": ' + "9" * 5000 + ', "body": "x"}]', "invalid JSON"),
+        ("changelog.json", '[{"id": "A", "audience": ["internal"], "body": "x"}]', "field 'audience' must be a single"),
+        ("changelog.json", '[{"id": "A", "body": "x\\u0000y"}]', "holds a NUL character"),
+        ("changelog.json", '[{"id": "A", "body": "x\\ud800y"}]', "unpaired surrogate"),
+        ("changelog.json", '[{"id": "' + "i" * 300 + '", "body": "x"}]', "entry id is 300 characters"),
+        ("tickets.csv", "id,question\nT-1,q,surplus\n", "more cells than the header"),
+        ("tickets.csv", "id,question\nT-1," + "q" * 200_000 + "\n", "field larger than field limit"),
+    ],
+)
+def test_entries_hostile_values_fail_with_a_reason(tmp_path: Path, name: str, content: str, reason: str) -> None:
+    kind = "ticket" if name.endswith(".csv") else "changelog"
+    results = list(entries.parse_files([_file(tmp_path, name, content)], source_type=kind))
+    assert results and all(isinstance(r, ParseFailure) for r in results), results
+    assert any(reason in r.reason for r in results if isinstance(r, ParseFailure)), results
+
+
+def test_deeply_nested_html_is_refused_fast(tmp_path: Path) -> None:
+    import time
+
+    cases = {
+        "sections.html": b"<section><h2>x</h2><p>y</p>" * 8_000,  # 8 s of parent walks before
+        "select.html": b"<select>" + b"<option>x" * 20_000,  # 3.4 s inside lexbor before
+    }
+    for name, content in cases.items():
+        started = time.perf_counter()
+        [result] = list(html.parse_files([_file(tmp_path, name, content)], source_type="doc"))
+        assert time.perf_counter() - started < 0.5, name
+        assert isinstance(result, ParseFailure) and "the limit is" in result.reason, result
+
+
+def test_manifest_refuses_aliases_and_bad_shapes(tmp_path: Path) -> None:
+    from corpus.manifest import ManifestError, load_manifest
+
+    cases = {
+        "conflicts: &c\n- {id: a, match: x, documents: [{slug: s}]}\nmore: *c\n": "anchors and aliases are refused",
+        "- just\n- a list\n": "expected a mapping",
+        "conflicts:\n- {id: a, match: [x], documents: [{slug: s}]}\n": "match must be a single value",
+    }
+    for content, reason in cases.items():
+        (tmp_path / "answerdesk-manifest.yaml").write_text(content)
+        with pytest.raises(ManifestError, match=reason.replace("[", r"\[")):
+            load_manifest(tmp_path)
