@@ -14,7 +14,8 @@ from answering import charts, triage
 from answering.dashboard import DEFAULT_DAYS, Dashboard, daily_metrics
 from answering.models import Trace
 from tenants.models import Tenant
-from tenants.staff import StaffAccess, within_audiences
+from tenants import staff
+from tenants.staff import StaffAccess
 
 DAY_CHOICES = (7, 14, 30, 90)
 
@@ -49,7 +50,7 @@ def build_charts(dashboard: Dashboard) -> list[Any]:
 
 
 def _triage_counts(access: StaffAccess, since: dt.date) -> dict[str, int]:
-    traces = Trace.objects.filter(within_audiences(access, field="audiences", key="slug"),
+    traces = Trace.objects.filter(staff.within_audiences(access, field="audiences", key="slug"),
                                   tenant_id__in=access.tenant_ids(), feedback__isnull=False,
                                   created_at__date__gte=since).order_by("-created_at")[:2000]
     return triage.triage_counts(traces=traces)

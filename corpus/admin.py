@@ -22,7 +22,8 @@ from corpus.jobs import UploadRejected, ingest_job_create
 from corpus.models import Document, IngestJob
 from tenants.admin import TenantScopedAdmin
 from tenants.scope import ChunkQuery, TenantScope
-from tenants.staff import staff_access, within_audiences
+from tenants import staff
+from tenants.staff import staff_access
 
 
 def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[dict[str, Any]]:
@@ -124,8 +125,8 @@ class IngestJobAdmin(TenantScopedAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[IngestJob]:
         access = staff_access(request)
-        return super().get_queryset(request).filter(within_audiences(access, field="audience", key="slug",
-                                                                     single=True))
+        return super().get_queryset(request).filter(staff.within_audiences(access, field="audience", key="slug",
+                                                                           single=True))
 
     def get_form(self, request: HttpRequest, obj: IngestJob | None = None, change: bool = False, **kwargs: Any) -> Any:
         if obj is not None:

@@ -16,9 +16,9 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from tenants import actions
+from tenants import actions, staff
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
-from tenants.staff import StaffAccess, staff_access, within_audiences
+from tenants.staff import StaffAccess, staff_access
 
 PLATFORM_FIELDS = ["daily_spend_cap_usd", "text_search_config"]
 
@@ -44,8 +44,10 @@ class TenantScopedAdmin(admin.ModelAdmin):
         queryset = queryset.filter(**{f"{self.tenant_field}__in": access.tenant_ids()})
         if self.audience_field is not None:
             tenant_id = "id" if self.tenant_field == "id" else f"{self.tenant_field}_id"
-            queryset = queryset.filter(within_audiences(access, field=self.audience_field, key=self.audience_key,
-                                                        single=self.audience_single, tenant_field=tenant_id))
+            # Through the module, so a forced-fail test that removes the rule removes it everywhere.
+            queryset = queryset.filter(staff.within_audiences(
+                access, field=self.audience_field, key=self.audience_key, single=self.audience_single,
+                tenant_field=tenant_id))
         return queryset
 
     def get_list_filter(self, request: HttpRequest) -> Any:
