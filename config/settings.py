@@ -180,6 +180,11 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32)
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
 INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512)
+# Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
+# 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
+INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)
+INGEST_PARSE_SECONDS_PER_MB = env_float("INGEST_PARSE_SECONDS_PER_MB", default=1.0)
+INGEST_MAX_LINE_CHARS = env_int("INGEST_MAX_LINE_CHARS", default=100_000)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200)
 # Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per

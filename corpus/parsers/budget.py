@@ -20,13 +20,8 @@ from typing import TypeVar
 import yaml
 from django.conf import settings
 
-from config.env import env_float, env_int
 from corpus.parsers import ParsedDocument, ParseError, ParseFailure
 
-DEFAULT_PARSE_SECONDS = 5.0
-# Plus this much per MB of file: a 100,000-row ticket export is honest work, not a stall.
-DEFAULT_PARSE_SECONDS_PER_MB = 1.0
-DEFAULT_MAX_LINE_CHARS = 100_000
 MAX_FRONT_MATTER_CHARS = 16_384
 MAX_MANIFEST_CHARS = 262_144
 MAX_YAML_DEPTH = 16
@@ -46,20 +41,15 @@ T = TypeVar("T")
 
 
 def parse_seconds() -> float:
-    configured = getattr(settings, "INGEST_PARSE_SECONDS", None)
-    return float(configured) if configured is not None else env_float("INGEST_PARSE_SECONDS", DEFAULT_PARSE_SECONDS)
+    return float(settings.INGEST_PARSE_SECONDS)
 
 
 def seconds_for(size: int) -> float:
-    configured = getattr(settings, "INGEST_PARSE_SECONDS_PER_MB", None)
-    per_mb = float(configured) if configured is not None else env_float(
-        "INGEST_PARSE_SECONDS_PER_MB", DEFAULT_PARSE_SECONDS_PER_MB)
-    return parse_seconds() + per_mb * size / 1_000_000
+    return parse_seconds() + float(settings.INGEST_PARSE_SECONDS_PER_MB) * size / 1_000_000
 
 
 def max_line_chars() -> int:
-    configured = getattr(settings, "INGEST_MAX_LINE_CHARS", None)
-    return int(configured) if configured is not None else env_int("INGEST_MAX_LINE_CHARS", DEFAULT_MAX_LINE_CHARS)
+    return int(settings.INGEST_MAX_LINE_CHARS)
 
 
 class BudgetExceeded(ParseError):
