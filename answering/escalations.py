@@ -17,7 +17,8 @@ from django.utils import timezone
 from answering.models import Escalation, Trace
 from corpus.jobs import ingest_job_create
 from corpus.models import IngestJob
-from tenants.models import Audience, MembershipAudience
+from tenants.models import Audience
+from tenants.staff import member_audience_slugs
 from tenants.rls import tenant_context
 
 # From the widest readership to the narrowest: a resolution is filed for the narrowest
@@ -104,16 +105,6 @@ def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
     }
 
 
-def agent_audiences(*, tenant_id: int, user: Any) -> list[str]:
-    """What the resolving agent may write into: their membership's audiences (a superuser: all).
-    The ticket is their upload, held to the same rule as any other (docs/decisions/0031)."""
-    audiences = Audience.objects.filter(tenant_id=tenant_id)
-    if not user.is_superuser:
-        audiences = audiences.filter(id__in=MembershipAudience.objects.filter(
-            membership__tenant_id=tenant_id, membership__user=user).values("audience_id"))
-    return sorted(audiences.values_list("slug", flat=True))
-
-
 def escalation_to_document(*, escalation: Escalation, user: Any, audience: str | None = None) -> IngestJob:
     """Queue the resolved question and its note as a ticket document through the upload path.
 
@@ -130,7 +121,7 @@ def escalation_to_document(*, escalation: Escalation, user: Any, audience: str |
     upload = SimpleUploadedFile(f"ticket-{ticket_slug(escalation)}.json", payload, content_type="application/json")
     job = ingest_job_create(tenant=escalation.tenant, files=[upload], audience=audience, source_type="ticket",
                             created_by_id=user.pk,
-                            writer_audiences=agent_audiences(tenant_id=escalation.tenant_id, user=user))
+                            writer_audiences=member_audience_slugs(user=user, tenant_id=escalation.tenant_id))
     with tenant_context(escalation.tenant_id):
         Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id).update(knowledge_job=job)
     escalation.knowledge_job = job

@@ -111,6 +111,11 @@ def _load(user: Any) -> StaffAccess:
     return StaffAccess(superuser=False, grants=grants)
 
 
+def member_audience_slugs(*, user: Any, tenant_id: int) -> list[str]:
+    """The audiences a user holds in one tenant outside a request (a superuser: every one)."""
+    return sorted(_load(user).audience_slugs(tenant_id))
+
+
 def staff_access(request: Any) -> StaffAccess:
     """The signed-in member's access, read once per request (three small queries)."""
     cached = getattr(request, _CACHE_ATTR, None)
