@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval browser-install
+.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval browser-install djangodocs djangodocs-install djangodocs-eval
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -97,3 +97,22 @@ pgdocs-eval: pgdocs
 	$(PY) manage.py eval --golden evaluation/golden/pgdocs-dev.yaml \
 	  --arms hybrid,hybrid_no_rerank,hybrid_rerank_conditional,vector,keyword,keyword_ts_rank_cd,naive_chunking,contextual_title,contextual_llm,multi_query \
 	  --json bench/results/eval-pgdocs.json --html bench/results/eval-pgdocs.html
+
+# The second developer corpus: Django 3.2's documentation as Sphinx HTML (Debian package
+# python-django-doc), tenant djangodocs. The build's assets (_static/, _sources/, _images/,
+# _modules/, search and index pages) are skipped with their reason (corpus/sitebuild.py).
+DJANGODOCS := /usr/share/doc/python-django-doc/html
+djangodocs-install:
+	@test -d $(DJANGODOCS) || { command -v apt-get >/dev/null && \
+	  (apt-get install -y -q python-django-doc >/dev/null || sudo -n apt-get install -y -q python-django-doc >/dev/null); }
+	@test -d $(DJANGODOCS) || { echo "python-django-doc is not installed and could not be installed"; exit 1; }
+
+djangodocs: migrate djangodocs-install
+	$(PY) manage.py ingest --tenant djangodocs --create-tenant $(DJANGODOCS)
+
+# The arms that need neither a provider nor a shadow index (those build ~25 min each; run them
+# by hand with --arms when a change to indexing is on trial).
+djangodocs-eval: djangodocs
+	$(PY) manage.py eval --golden evaluation/golden/djangodocs-dev.yaml \
+	  --arms hybrid,hybrid_no_rerank,hybrid_rerank_conditional,vector,keyword,keyword_ts_rank_cd \
+	  --json bench/results/eval-djangodocs.json --html bench/results/eval-djangodocs.html

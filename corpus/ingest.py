@@ -21,7 +21,7 @@ from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
-from corpus import store
+from corpus import sitebuild, store
 from corpus.chunking import ChunkDraft, chunk_sections
 from corpus.embedding import Encoder, get_encoder
 from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
@@ -52,6 +52,11 @@ class IngestReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     contested_chunks: int = 0
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skipped_reasons[reason] = self.skipped_reasons.get(reason, 0) + 1
 
     @property
     def chunks_per_second(self) -> float:
@@ -74,6 +79,7 @@ class IngestReport:
             f"{self.contested_chunks} chunks tagged contested; "
             f"{self.chunks} chunks, {self.tokens} tokens in {self.seconds:.1f}s "
             f"({self.chunks_per_second:.1f} chunks/s)"
+            + "".join(f"\n  skipped {count} {reason}" for reason, count in sorted(self.skipped_reasons.items()))
         )
 
 
@@ -86,21 +92,30 @@ class _Pending:
     blurbs: list[str] | None = None
 
 
-def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[str, str]], list[Path]]:
-    """Files to parse, failures for unusable paths, and folders (for manifests and --prune)."""
+def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[str, str]], list[Path],
+                                                  list[tuple[str, str]]]:
+    """Files to parse, failures for unusable paths, folders (for manifests and --prune), and the
+    files of a folder that are not pages (a site's assets, types no parser reads) with why."""
     files: list[SourceFile] = []
     failures: list[tuple[str, str]] = []
     folders: list[Path] = []
+    skipped: list[tuple[str, str]] = []
     for raw in paths:
         path = Path(raw).resolve()
         if path.is_dir():
             folders.append(path)
+            roots = sitebuild.build_roots(path)
             for file in sorted(path.rglob("*")):
                 relative = file.relative_to(path)
-                if (not file.is_file() or any(part.startswith(".") for part in relative.parts)
-                        or file.name == MANIFEST_NAME or backend_for(file.suffix) is None):
-                    continue  # a folder may hold images, stylesheets and the like
-                files.append(SourceFile(path=file, slug=relative.with_suffix("").as_posix()))
+                if not file.is_file() or any(part.startswith(".") for part in relative.parts) \
+                        or file.name == MANIFEST_NAME:
+                    continue
+                reason = sitebuild.asset_reason(file, roots) or (
+                    sitebuild.unsupported_reason(file) if backend_for(file.suffix) is None else None)
+                if reason:
+                    skipped.append((str(file), reason))
+                else:
+                    files.append(SourceFile(path=file, slug=relative.with_suffix("").as_posix()))
         elif path.is_file():
             if backend_for(path.suffix) is None:
                 failures.append((str(path), f"unsupported file type {path.suffix or '(none)'}"))
@@ -108,7 +123,7 @@ def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[s
                 files.append(SourceFile(path=path, slug=path.stem))
         else:
             failures.append((str(path), "no such file or folder"))
-    return files, failures, folders
+    return files, failures, folders, skipped
 
 
 def parse_all(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDocument | ParseFailure]:
@@ -157,8 +172,10 @@ def ingest_paths(
     report = IngestReport(tenant=tenant.slug)
     audiences = _check_request(tenant=tenant, audience=audience, source_type=source_type, writer=writer,
                                operator_only=prune or manifest is not None)
-    files, failures, folders = collect_files(paths)
+    files, failures, folders, skipped = collect_files(paths)
     report.failed.extend(failures)
+    for _, reason in skipped:
+        report.skip(reason)
     conflicts = _load_conflicts(folders, manifest)
     # Parsing needs no lock: a slow or hostile file must not hold up this tenant's other ingests.
     parsed_docs = _parse_into(report, files, source_type)
@@ -220,7 +237,7 @@ def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: 
     for result in parse_all(files, source_type=source_type):
         if isinstance(result, ParseFailure):
             if result.skipped:
-                report.skipped += 1
+                report.skip(result.reason)
                 report.warnings.append(f"{result.source_path}: skipped, {result.reason}")
             else:
                 report.failed.append((result.source_path, result.reason))
