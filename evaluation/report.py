@@ -67,6 +67,31 @@ def comparison_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+INTERVAL_METRICS = ("page_recall@1", "page_recall@5", "page_recall@10", "page_mrr", "must_abstain_recall",
+                    "false_abstention")
+
+
+def _bounded(summary: dict[str, Any] | None) -> str:
+    if not summary:
+        return "–"
+    return f"{summary['value']} [{summary['low']}, {summary['high']}]"
+
+
+def interval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per arm: each headline metric with its interval, then wins and losses against the first arm."""
+    block = report.get("intervals") or {}
+    rows = []
+    for arm, metrics in block.get("arms", {}).items():
+        versus = block.get("against_base", {}).get(arm)
+        rows.append({
+            "arm": arm, "cells": [_bounded(metrics.get(name)) for name in INTERVAL_METRICS],
+            "n": (metrics.get("page_recall@5") or {}).get("n"),
+            "wins": ", ".join(versus["wins"]) if versus else "", "losses": ", ".join(versus["losses"]) if versus else "",
+            "delta": _bounded(versus["delta"]) if versus and versus["delta"]["low"] is not None else "",
+        })
+    return rows
+
+
 def render_html(report: dict[str, Any]) -> str:
     misses = []
     for arm, data in report["arms"].items():
@@ -77,4 +102,7 @@ def render_html(report: dict[str, Any]) -> str:
     return render_to_string("evaluation/report.html", {
         "report": report, "chart": recall_chart(report), "rows": comparison_rows(report),
         "arms": list(report["arms"]), "misses": misses,
+        "intervals": report.get("intervals"), "interval_rows": interval_rows(report),
+        "interval_metrics": INTERVAL_METRICS,
+        "confidence_pct": round(100 * (report.get("intervals") or {}).get("confidence", 0.95)),
     })

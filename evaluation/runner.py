@@ -20,6 +20,7 @@ from answering.pipeline import answer
 from answering.pipeline import default_chain
 from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
+from evaluation.intervals import report_intervals
 from evaluation.judge import Judge, judge_case, judge_from_settings, judge_metrics
 from evaluation.locators import ChunkInfo, matches, resolve, tenant_chunks
 from evaluation.metrics import first_hit_rank, mean, ndcg_at, percentile, precision_recall, recall_at, reciprocal_rank
@@ -218,6 +219,7 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
                                "note": spec.note, "tenant": arm_tenant.slug, "errors": errors}
     report["judge"]["note"] = next((d["judge"] for d in report["arms"].values() if d.get("judge")),
                                    "skipped: no arm ran")
+    report["intervals"] = report_intervals(report, retrieval_types=RETRIEVAL_TYPES)
     return report
 
 

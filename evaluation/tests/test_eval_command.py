@@ -48,6 +48,13 @@ def test_eval_writes_json_and_html_with_the_required_keys(demo_corpus: Any, tmp_
     case = report["arms"]["hybrid"]["cases"][0]
     assert case["id"] == "d-1" and case["hit_rank"] == 1 and case["retrieved"]
     assert "<svg" in (tmp_path / "r.html").read_text()
+    intervals = report["intervals"]  # issue 16: every headline number with its bootstrap interval
+    assert intervals["base_arm"] == "hybrid" and intervals["resamples"] == 2000
+    for name in ("page_recall@1", "page_recall@5", "page_recall@10", "page_mrr"):
+        summary = intervals["arms"]["hybrid"][name]
+        assert summary["low"] <= summary["value"] <= summary["high"]
+    assert set(intervals["against_base"]["keyword"]) >= {"wins", "losses", "delta"}
+    assert "wins" in (tmp_path / "r.html").read_text()
 
 
 @pytest.mark.django_db
