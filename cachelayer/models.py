@@ -24,7 +24,7 @@ class CacheEntry(models.Model):
     original_trace_id = models.BigIntegerField(null=True)
     original_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     hits = models.IntegerField(default=0)
-    created_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
     last_hit_at = models.DateTimeField(null=True)
     expires_at = models.DateTimeField()
 

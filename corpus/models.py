@@ -31,7 +31,9 @@ class Document(models.Model):
     version = models.CharField(max_length=100, blank=True, default="")
     effective_date = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
-    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # RESTRICT, like the table's NO ACTION: deleting a successor would lose the supersession
+    # history; deleting both in one operation (a tenant's documents) passes, as in SQL.
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     content_hash = models.CharField(max_length=64)
     language = models.CharField(max_length=63, default="english")
     source_path = models.CharField(max_length=1000, blank=True, default="")
