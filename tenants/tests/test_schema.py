@@ -39,6 +39,7 @@ its reason; an entry that no longer matches anything fails the test too.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.apps import apps
@@ -80,8 +81,8 @@ def test_the_database_refuses_a_mismatched_embedding_dimension() -> None:
 
 
 # --- Forced fails: a planted mismatch of each aspect turns the check red ---------------------
-def field(label: str, name: str) -> models.Field:  # type: ignore[type-arg]
-    return apps.get_model(label)._meta.get_field(name)  # type: ignore[return-value]
+def field(label: str, name: str) -> Any:
+    return apps.get_model(label)._meta.get_field(name)
 
 
 @pytest.mark.django_db
@@ -167,14 +168,14 @@ def test_forced_fail_foreign_keys_and_columns() -> None:
 
 # --- The mismatches the check found, fixed on the model side ---------------------------------
 @pytest.mark.django_db
-def test_a_superseding_document_is_not_deleted_by_the_orm_either(acme: object) -> None:
+def test_a_superseding_document_is_not_deleted_by_the_orm_either(acme: Any) -> None:
     """superseded_by was SET_NULL in the model, NO ACTION in the table: the ORM silently
     dropped the supersession history a raw-SQL delete refuses to lose. Now both refuse, and
     deleting both documents in one operation still works, as one SQL statement would."""
     from corpus.models import Document
     from tenants.rls import rls_transaction
 
-    tenant, audience = acme.tenant, acme.public_id  # type: ignore[attr-defined]
+    tenant, audience = acme.tenant, acme.public_id
     with rls_transaction(tenant_id=tenant.id, all_audiences=True):
         new = Document.objects.create(tenant=tenant, audience_id=audience, slug="new", title="N", content_hash="n")
         Document.objects.create(tenant=tenant, audience_id=audience, slug="old", title="O", content_hash="o",
