@@ -24,7 +24,8 @@ class Document(models.Model):
         ARCHIVED = "archived", "Archived"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="documents")
-    audience = models.ForeignKey(Audience, on_delete=models.PROTECT, related_name="documents")
+    # RESTRICT, like the table's NO ACTION: an audience in use stays, a tenant goes whole.
+    audience = models.ForeignKey(Audience, on_delete=models.RESTRICT, related_name="documents")
     source_type = models.CharField(max_length=16, choices=SourceType.choices, default=SourceType.DOC)
     slug = models.CharField(max_length=500)
     title = models.CharField(max_length=500)

@@ -26,8 +26,10 @@ _COMPATIBLE_ON_DELETE = {
     models.CASCADE: {"c"},
     models.SET_NULL: {"n"},
     models.SET_DEFAULT: {"d"},
-    models.PROTECT: {"a", "r"},
-    models.RESTRICT: {"a", "r"},
+    # NO ACTION is checked at the end of the statement, so rows deleted together pass: that is
+    # Django's RESTRICT. PROTECT refuses even then, as RESTRICT does checking row by row.
+    models.PROTECT: {"r"},
+    models.RESTRICT: {"a"},
     models.DO_NOTHING: {"a", "r", "c", "n", "d"},
 }
 

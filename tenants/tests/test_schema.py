@@ -26,7 +26,9 @@ database's catalog (tenants/tests/schema_compare.py, two queries for the whole s
 - on_delete: enforced, because Django emulates on_delete in Python for ORM deletes while
   raw-SQL deletes (and the database's own cascades) follow ON DELETE; if they differ, the same
   delete does two things depending on the path. CASCADE = CASCADE, SET_NULL = SET NULL,
-  SET_DEFAULT = SET DEFAULT, PROTECT and RESTRICT = NO ACTION or RESTRICT, DO_NOTHING = any.
+  SET_DEFAULT = SET DEFAULT, DO_NOTHING = any; RESTRICT = NO ACTION (both let rows deleted in
+  the same operation go, e.g. a tenant's audiences with its documents) and PROTECT = RESTRICT
+  (both refuse even then).
   Through a composite chain the hop nearest the deleted row that does not cascade decides.
 - unmirrored: a NOT NULL column without a default that no field mirrors makes ORM inserts
   fail; extra nullable or defaulted columns are fine.
@@ -186,3 +188,23 @@ def test_a_superseding_document_is_not_deleted_by_the_orm_either(acme: Any) -> N
             cursor.execute("DELETE FROM corpus_document WHERE id = %s", [new.pk])
         assert Document.objects.filter(tenant=tenant).delete()[0] == 2
 
+
+
+@pytest.mark.django_db
+def test_a_tenant_with_documents_is_deleted_by_the_orm_as_by_sql(acme: Any) -> None:
+    """Document.audience was PROTECT over the table's NO ACTION: `DELETE FROM tenants_tenant`
+    takes the audiences and documents with it, the ORM refused (ProtectedError). Now RESTRICT:
+    the tenant goes on both paths, and an audience that documents still use is kept on both."""
+    from corpus.models import Document
+    from tenants.models import Audience, Tenant
+    from tenants.rls import rls_transaction
+
+    tenant = acme.tenant
+    with rls_transaction(tenant_id=tenant.id, all_audiences=True):
+        Document.objects.create(tenant=tenant, audience_id=acme.public_id, slug="a", title="A", content_hash="a")
+        with pytest.raises(RestrictedError):
+            Audience.objects.get(pk=acme.public_id).delete()
+        with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("DELETE FROM tenants_audience WHERE id = %s", [acme.public_id])
+        tenant.delete()
+    assert not Tenant.objects.filter(pk=tenant.pk).exists()
