@@ -49,7 +49,7 @@ class Audience(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        OWNER = "owner", "Owner"
+        OWNER = "owner", "Tenant admin"
         AGENT = "agent", "Support agent"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
