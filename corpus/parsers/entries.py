@@ -46,7 +46,9 @@ def _csv_rows(text: str) -> list[Mapping[str, Any]]:
             budget.tick()
             if None in row:  # DictReader files surplus cells under the key None
                 raise ParseError(f"CSV line {reader.line_num:,} has more cells than the header")
-            rows.append(row)
+            # A row of empty cells (a spreadsheet's trailing blank lines) is no entry, not an error.
+            if any(value and value.strip() for value in row.values()):
+                rows.append(row)
     except csv.Error as exc:  # e.g. a cell over csv's field size limit
         raise ParseError(f"CSV line {reader.line_num:,}: {exc}") from exc
     return rows

@@ -182,6 +182,13 @@ def test_entries_json_and_csv(tmp_path: Path) -> None:
     assert [s.heading_path for s in ticket.sections] == [("Login fails", "Question"), ("Login fails", "Resolution")]
 
 
+def test_blank_csv_rows_are_no_entries(tmp_path: Path) -> None:
+    """A spreadsheet export's trailing blank rows are skipped, not 100,000 "entry without an id"s."""
+    tickets = _file(tmp_path, "tickets.csv", "id,subject,question,resolution\nT-1,Login,q?,r.\n" + ",,,\n" * 50_000)
+    results = list(entries.parse_files([tickets], source_type="ticket"))
+    assert [type(r) for r in results] == [ParsedDocument]
+
+
 def test_entries_errors_name_the_problem(tmp_path: Path) -> None:
     bad = _file(tmp_path, "changelog.json", '[{"title": "no id"}, {"id": "A", "body": "x"}, {"id": "A", "body": "y"}]')
     results = list(entries.parse_files([bad], source_type="changelog"))
