@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 
-from answering.providers import ErrorKind, ProviderConfig, ProviderError, classify_status, parse_retry_after
+from answering.providers import (Completion, ErrorKind, ProviderConfig, ProviderError, classify_status,
+                                 parse_retry_after, price)
 from answering.providers.sse import Event, iter_events
 
 
@@ -43,3 +44,17 @@ def parse_json(data: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ProviderError(ErrorKind.BAD_RESPONSE, f"unexpected stream payload: {data[:120]!r}")
     return value
+
+
+def finished_completion(*, name: str, model: str, parts: list[str], tokens_in: int, tokens_out: int,
+                        started: float, usage_seen: bool, ended: bool, missing_end: str) -> Completion:
+    """The stream's Completion, priced; a stream that never reached its end marker is a bad
+    response that still carries what the provider billed (counted by the meter) when it said."""
+    cost, priced = price(model, tokens_in, tokens_out)
+    completion = Completion(text="".join(parts), provider=name, model=model, input_tokens=tokens_in,
+                            output_tokens=tokens_out, cost_usd=cost, priced=priced,
+                            latency_ms=round((time.perf_counter() - started) * 1000, 1))
+    if not ended:
+        raise ProviderError(ErrorKind.BAD_RESPONSE, f"stream ended {missing_end}",
+                            billed=completion if usage_seen else None)
+    return completion

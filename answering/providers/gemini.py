@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 
-from answering.providers import Completion, ErrorKind, Message, ProviderConfig, ProviderError, price
-from answering.providers.base import parse_json, stream_events
+from answering.providers import Completion, ErrorKind, Message, ProviderConfig, ProviderError
+from answering.providers.base import finished_completion, parse_json, stream_events
 
 
 class GeminiProvider:
@@ -44,12 +44,7 @@ class GeminiProvider:
                         yield part["text"]
                 if candidate.get("finishReason"):
                     finished = True
-        tokens_in, tokens_out = int(usage.get("promptTokenCount", 0)), int(usage.get("candidatesTokenCount", 0))
-        cost, priced = price(self.model, tokens_in, tokens_out)
-        completion = Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
-                                output_tokens=tokens_out, cost_usd=cost, priced=priced,
-                                latency_ms=round((time.perf_counter() - started) * 1000, 1))
-        if not finished:
-            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended without a finishReason",
-                                billed=completion if usage else None)
-        yield completion
+        yield finished_completion(
+            name=self.name, model=self.model, parts=parts, tokens_in=int(usage.get("promptTokenCount", 0)),
+            tokens_out=int(usage.get("candidatesTokenCount", 0)), started=started, usage_seen=bool(usage),
+            ended=finished, missing_end="without a finishReason")

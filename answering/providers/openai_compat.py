@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 
-from answering.providers import Completion, ErrorKind, Message, ProviderConfig, ProviderError, price
-from answering.providers.base import parse_json, stream_events
+from answering.providers import Completion, ErrorKind, Message, ProviderConfig, ProviderError
+from answering.providers.base import finished_completion, parse_json, stream_events
 
 
 class OpenAICompatProvider:
@@ -47,12 +47,7 @@ class OpenAICompatProvider:
                 if delta:
                     parts.append(delta)
                     yield delta
-        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-        cost, priced = price(self.model, tokens_in, tokens_out)
-        completion = Completion(text="".join(parts), provider=self.name, model=self.model, input_tokens=tokens_in,
-                                output_tokens=tokens_out, cost_usd=cost, priced=priced,
-                                latency_ms=round((time.perf_counter() - started) * 1000, 1))
-        if not done:
-            raise ProviderError(ErrorKind.BAD_RESPONSE, "stream ended before [DONE]",
-                                billed=completion if usage else None)
-        yield completion
+        yield finished_completion(
+            name=self.name, model=self.model, parts=parts, tokens_in=int(usage.get("prompt_tokens", 0)),
+            tokens_out=int(usage.get("completion_tokens", 0)), started=started, usage_seen=bool(usage),
+            ended=done, missing_end="before [DONE]")
