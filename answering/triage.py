@@ -20,7 +20,6 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from answering.models import Trace
 from corpus.models import Document
@@ -144,7 +143,3 @@ def triage_counts(*, traces: Iterable[Trace]) -> dict[str, int]:
 
 def trace_triage(trace: Trace) -> Triage:
     return triage(trace=trace, sources=source_states(traces=[trace]))
-
-
-def as_row(result: Triage) -> dict[str, Any]:
-    return {"category": result.category, "label": result.label, "reason": result.reason}

@@ -99,10 +99,6 @@ class ApiKey(models.Model):
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name})"
 
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
-
 
 class ApiKeyAudience(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
