@@ -8,11 +8,14 @@ into a surprising default three modules later.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+_T = TypeVar("_T")
 
 
 def env_str(name: str, default: str | None = None) -> str:
@@ -41,24 +44,22 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"Environment variable {name}={raw!r} is not a boolean (use 1/0, true/false).")
 
 
-def env_int(name: str, default: int) -> int:
+def _env_parsed(name: str, default: _T, parse: Callable[[str], _T], kind: str) -> _T:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        return parse(raw)
     except ValueError as exc:
-        raise ImproperlyConfigured(f"Environment variable {name}={raw!r} is not an integer.") from exc
+        raise ImproperlyConfigured(f"Environment variable {name}={raw!r} is not {kind}.") from exc
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_parsed(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"Environment variable {name}={raw!r} is not a number.") from exc
+    return _env_parsed(name, default, float, "a number")
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
