@@ -111,58 +111,9 @@ class ChunkWriter:
             return
         raw = cursor.cursor.connection if hasattr(cursor, "cursor") else cursor.connection
         _ensure_vector_type(raw)
-        flat_terms: list[str] = []
-        term_ends: list[int] = []
-        for terms in columns.exact_terms:
-            flat_terms.extend(terms)
-            term_ends.append(len(flat_terms))
-        vectors = np.asarray(columns.embedding, dtype=np.float32)
-        if vectors.shape[0] != count:
-            raise ValueError(f"{vectors.shape[0]} embeddings for {count} chunk rows")
-        statement = sql.SQL(
-            "WITH new AS ("
-            " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
-            " token_count, embedding, ts_config, contested, context_blurb, exact_terms)"
-            " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
-            " r.token_count, r.embedding, r.ts_config::regconfig, r.contested, r.context_blurb,"
-            " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}')"
-            " FROM unnest(%(document_id)s::bigint[], %(audience_id)s::bigint[], %(ordinal)s::integer[],"
-            " %(heading_path)s::text[], %(content)s::text[], %(page)s::integer[], %(token_count)s::integer[],"
-            " %(embedding)b::vector[], %(ts_config)s::text[], %(contested)s::boolean[], %(context_blurb)s::text[],"
-            " %(term_end)s::integer[], %(term_n)s::integer[])"
-            " AS r(document_id, audience_id, ordinal, heading_path, content, page, token_count, embedding,"
-            " ts_config, contested, context_blurb, term_end, term_n)"
-            " RETURNING audience_id, tsv, term_count, archived"
-            "), terms AS ("
-            " INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
-            " SELECT %(t)s, n.audience_id, u.lexeme, count(*) FROM new n, unnest(n.tsv) u WHERE NOT n.archived"
-            " GROUP BY 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df"
-            ")"
-            " INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
-            " SELECT %(t)s, n.audience_id, count(*), coalesce(sum(n.term_count), 0) FROM new n WHERE NOT n.archived"
-            " GROUP BY 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
-            " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total"
-        ).format(chunk=sql.Identifier(CHUNK_TABLE), terms=sql.Identifier(TERM_STATS_TABLE),
-                 totals=sql.Identifier(AUDIENCE_STATS_TABLE))
-        params = {
-            "t": self.tenant_id,
-            "document_id": list(columns.document_id),
-            "audience_id": list(columns.audience_id),
-            "ordinal": list(columns.ordinal),
-            "heading_path": list(columns.heading_path),
-            "content": list(columns.content),
-            "page": list(columns.page),
-            "token_count": list(columns.token_count),
-            "embedding": list(vectors),
-            "ts_config": list(columns.ts_config),
-            "contested": list(columns.contested),
-            "context_blurb": list(columns.context_blurb),
-            "term_end": term_ends,
-            "term_n": [len(terms) for terms in columns.exact_terms],
-            "terms": flat_terms,
-        }
+        params = _column_params(tenant_id=self.tenant_id, columns=columns, count=count)
         with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
-            binary.execute(statement, params)
+            binary.execute(_INSERT_COLUMNS, params)
 
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
         """Delete the chunks of these documents and return their ids (for cache invalidation)."""
@@ -246,6 +197,62 @@ class ChunkWriter:
             if tenant_id != self.tenant_id:
                 raise ScopeViolation(f"writer of tenant {self.tenant_id} touched a row of tenant {tenant_id}")
         return sorted(chunk_id for chunk_id, _ in rows)
+
+
+# What ChunkWriter.insert_columns sends; its docstring says why it has this shape.
+_INSERT_COLUMNS = sql.SQL(
+    "WITH new AS ("
+    " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
+    " token_count, embedding, ts_config, contested, context_blurb, exact_terms)"
+    " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
+    " r.token_count, r.embedding, r.ts_config::regconfig, r.contested, r.context_blurb,"
+    " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}')"
+    " FROM unnest(%(document_id)s::bigint[], %(audience_id)s::bigint[], %(ordinal)s::integer[],"
+    " %(heading_path)s::text[], %(content)s::text[], %(page)s::integer[], %(token_count)s::integer[],"
+    " %(embedding)b::vector[], %(ts_config)s::text[], %(contested)s::boolean[], %(context_blurb)s::text[],"
+    " %(term_end)s::integer[], %(term_n)s::integer[])"
+    " AS r(document_id, audience_id, ordinal, heading_path, content, page, token_count, embedding,"
+    " ts_config, contested, context_blurb, term_end, term_n)"
+    " RETURNING audience_id, tsv, term_count, archived"
+    "), terms AS ("
+    " INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
+    " SELECT %(t)s, n.audience_id, u.lexeme, count(*) FROM new n, unnest(n.tsv) u WHERE NOT n.archived"
+    " GROUP BY 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df"
+    ")"
+    " INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
+    " SELECT %(t)s, n.audience_id, count(*), coalesce(sum(n.term_count), 0) FROM new n WHERE NOT n.archived"
+    " GROUP BY 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
+    " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total"
+).format(chunk=sql.Identifier(CHUNK_TABLE), terms=sql.Identifier(TERM_STATS_TABLE),
+         totals=sql.Identifier(AUDIENCE_STATS_TABLE))
+
+
+def _column_params(*, tenant_id: int, columns: ChunkColumns, count: int) -> dict[str, Any]:
+    flat_terms: list[str] = []
+    term_ends: list[int] = []
+    for terms in columns.exact_terms:
+        flat_terms.extend(terms)
+        term_ends.append(len(flat_terms))
+    vectors = np.asarray(columns.embedding, dtype=np.float32)
+    if vectors.shape[0] != count:
+        raise ValueError(f"{vectors.shape[0]} embeddings for {count} chunk rows")
+    return {
+        "t": tenant_id,
+        "document_id": list(columns.document_id),
+        "audience_id": list(columns.audience_id),
+        "ordinal": list(columns.ordinal),
+        "heading_path": list(columns.heading_path),
+        "content": list(columns.content),
+        "page": list(columns.page),
+        "token_count": list(columns.token_count),
+        "embedding": list(vectors),
+        "ts_config": list(columns.ts_config),
+        "contested": list(columns.contested),
+        "context_blurb": list(columns.context_blurb),
+        "term_end": term_ends,
+        "term_n": [len(terms) for terms in columns.exact_terms],
+        "terms": flat_terms,
+    }
 
 
 _VECTOR_READY: weakref.WeakSet[Any] = weakref.WeakSet()
