@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Protocol
 
 from corpus.parsers import Section
+from corpus.parsers.outline import EntitySection
 
 HEADING_SEPARATOR = " > "
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9`])")
@@ -39,6 +41,7 @@ class ChunkDraft:
     content: str  # heading path, blank line, body: what both retrieval legs index
     page: int | None
     token_count: int
+    anchor: str = ""  # the entity's id on its page (docs/decisions/0041); "" outside one
 
 
 def heading_text(path: Sequence[str]) -> str:
@@ -117,30 +120,32 @@ def chunk_sections(sections: Sequence[Section], *, counter: TokenCounter, target
             prefix = f"{heading}\n\n"
             prefix_tokens = counter.count_tokens(prefix)
         room = target - prefix_tokens
+        draft = partial(_draft, heading, page=section.page,
+                        anchor=section.anchor if isinstance(section, EntitySection) else "")
         current: list[tuple[str, str]] = []
         used = 0
         for (sep, unit), unit_tokens in zip(units, unit_counts):
             if unit_tokens > room:
                 if current:
-                    drafts.append(_draft(heading, prefix + _join(current), section.page))
+                    drafts.append(draft(prefix + _join(current)))
                 current, used = [], 0
-                drafts.extend(_draft(heading, prefix + piece, section.page) for piece in cut_to_budget(unit, room, counter))
+                drafts.extend(draft(prefix + piece) for piece in cut_to_budget(unit, room, counter))
                 continue
             # Packing sums per-sentence counts (+1 for the joining space); the joined text of
             # every chunk is measured in enforce_limit, which has the last word.
             if current and used + unit_tokens + 1 > room:
-                drafts.append(_draft(heading, prefix + _join(current), section.page))
+                drafts.append(draft(prefix + _join(current)))
                 current, used = [], 0
             current.append((sep, unit))
             used += unit_tokens + (1 if used else 0)
         if current:
-            drafts.append(_draft(heading, prefix + _join(current), section.page))
+            drafts.append(draft(prefix + _join(current)))
     return enforce_limit(drafts, counter=counter, limit=limit)
 
 
-def _draft(heading: str, content: str, page: int | None) -> ChunkDraft:
+def _draft(heading: str, content: str, *, page: int | None, anchor: str) -> ChunkDraft:
     # token_count is filled by the final pass, which counts every chunk in one batch.
-    return ChunkDraft(heading_path=heading, content=content, page=page, token_count=-1)
+    return ChunkDraft(heading_path=heading, content=content, page=page, token_count=-1, anchor=anchor)
 
 
 def enforce_limit(drafts: Sequence[ChunkDraft], *, counter: TokenCounter, limit: int) -> list[ChunkDraft]:
@@ -149,7 +154,7 @@ def enforce_limit(drafts: Sequence[ChunkDraft], *, counter: TokenCounter, limit:
     counts = counter.count_batch([d.content for d in drafts])
     for draft, count in zip(drafts, counts):
         if count <= limit:
-            result.append(ChunkDraft(draft.heading_path, draft.content, draft.page, count))
+            result.append(replace(draft, token_count=count))
             continue
         prefix = f"{draft.heading_path}\n\n" if draft.heading_path else ""
         body = draft.content[len(prefix) :]
@@ -161,7 +166,7 @@ def enforce_limit(drafts: Sequence[ChunkDraft], *, counter: TokenCounter, limit:
                 piece = piece[: int(len(piece) * 0.9)]
                 content = prefix + piece
                 count = counter.count_tokens(content)
-            result.append(ChunkDraft(draft.heading_path, content, draft.page, count))
+            result.append(replace(draft, content=content, token_count=count))
     return result
 
 

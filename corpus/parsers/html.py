@@ -22,10 +22,10 @@ from corpus.parsers import (
     ParseError,
     ParseFailure,
     ParseResult,
-    Section,
     SourceFile,
     budget,
     fingerprint,
+    outline,
 )
 
 _STRIP = ", ".join(
@@ -35,7 +35,7 @@ _STRIP = ", ".join(
         "[role=navigation]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]",
         ".navheader", ".navfooter", ".breadcrumb", ".breadcrumbs", ".sidebar", ".sphinxsidebar",
         ".related", ".toc", "#toc", ".md-header", ".md-footer", ".md-sidebar", ".md-nav",
-        ".headerlink", ".skip-link", ".wy-nav-side", ".rst-footer-buttons", ".footer", ".header",
+        ".headerlink", ".viewcode-link", ".skip-link", ".wy-nav-side", ".rst-footer-buttons", ".footer", ".header",
     ]
 )
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -54,7 +54,7 @@ class NavigationOnly(ParseError):
 class _Page:
     file: SourceFile
     title: str
-    items: list[tuple[int, str]]  # (heading level, text) for headings; (0, text) for blocks
+    items: list[outline.Item]
     digest: str
 
 
@@ -113,6 +113,7 @@ def prescan(raw: bytes) -> None:
 
 
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)\]])")
+_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 
 
 def _clean(text: str) -> str:
@@ -121,12 +122,23 @@ def _clean(text: str) -> str:
 
 
 _ADMONITIONS = ("note", "warning", "tip", "caution", "important", "admonition", "callout")
-# Flags of a node and its ancestors up to <body>.
+# Flags of a node and its ancestors up to <body>; above them, how many definitions enclose it.
 _ADMONITION, _BLOCK, _HEADING = 1, 2, 4
+_DEPTH_SHIFT, _FLAGS = 3, 7
+# A <dd> that opens with one of these holds blocks of its own, read one by one under its term;
+# any other <dd> is one block, as it always was.
+_OPENS_BLOCKS = frozenset({*_HEADINGS, *_BLOCKS, "div", "dl", "ul", "ol", "table", "section", "figure"})
+
+
+def _holds_blocks(node: LexborNode) -> bool:
+    child = node.child
+    while child is not None and child.tag == "-text" and not (child.text_content or "").strip():
+        child = child.next
+    return child is not None and child.tag in _OPENS_BLOCKS
 
 
 class _Ancestry:
-    """What encloses a node (an admonition box, a block, a heading), memoised per node.
+    """What encloses a node (an admonition box, a block, a heading, definitions), memoised per node.
 
     Walking every node's parents afresh cost depth × nodes: 8,000 nested sections with a
     heading each took 8 s, 32,000 took minutes. With the memo each node is visited once."""
@@ -135,12 +147,16 @@ class _Ancestry:
         self._flags: dict[int, int] = {}
 
     def _own(self, node: LexborNode) -> int:
-        flags = _BLOCK if node.tag in _BLOCKS else _HEADING if node.tag in _HEADINGS else 0
+        tag = node.tag
+        if tag == "dd" and _holds_blocks(node):
+            flags = 1 << _DEPTH_SHIFT  # a container: its blocks are read under its term
+        else:
+            flags = _BLOCK if tag in _BLOCKS else _HEADING if tag in _HEADINGS else 0
         classes = (node.attributes.get("class") or "").lower().split()
         return flags | (_ADMONITION if any(c in _ADMONITIONS for c in classes) else 0)
 
     def of(self, node: LexborNode) -> int:
-        """Flags of node's strict ancestors below <body>."""
+        """Flags of node's strict ancestors below <body>, with the count of enclosing definitions."""
         chain: list[LexborNode] = []
         parent = node.parent
         inherited = 0
@@ -152,9 +168,49 @@ class _Ancestry:
             chain.append(parent)
             parent = parent.parent
         for ancestor in reversed(chain):
-            inherited |= self._own(ancestor)
+            own = self._own(ancestor)
+            inherited = ((inherited | own) & _FLAGS) | ((inherited >> _DEPTH_SHIFT) + (own >> _DEPTH_SHIFT)) << _DEPTH_SHIFT
             self._flags[ancestor.mem_id] = inherited
         return inherited
+
+
+def _block_text(node: LexborNode) -> str:
+    if node.tag == "pre":
+        return "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
+    text = _clean(node.text(separator=" "))
+    return f"- {text}" if node.tag == "li" and text else text
+
+
+def _term_text(node: LexborNode) -> str:
+    """A term as the heading path reads it: "work_mem (integer)", "Model(**kwargs)".
+
+    A Sphinx signature (`dt.sig`) writes its own spaces between the pieces of a signature,
+    which the usual joining space would split ("Model (** kwargs)")."""
+    classes = (node.attributes.get("class") or "").split()
+    return _SPACE_AFTER_OPEN.sub(r"\1", _clean(node.text(separator="" if "sig" in classes else " ")))
+
+
+def _add(items: list[outline.Item], node: LexborNode, enclosing: int) -> None:
+    """One heading, term or block of the page, unless something enclosing it already holds its text."""
+    tag = node.tag
+    depth = enclosing >> _DEPTH_SHIFT
+    if tag in _HEADINGS:
+        if enclosing & _HEADING:
+            return  # a heading inside a heading: its text is already the outer one's
+        text = _clean(node.text(separator=" "))
+        if text and enclosing & _ADMONITION:
+            items.append(outline.Item(outline.TEXT, f"{text}:", depth=depth))
+        elif text:
+            items.append(outline.Item(outline.HEADING, text, level=_HEADINGS[tag]))
+        return
+    if enclosing & _BLOCK or (tag == "dd" and _holds_blocks(node)):
+        return
+    text = _term_text(node) if tag == "dt" else _block_text(node)
+    if text and tag == "dt":
+        outline.add_term(items, text=text, depth=depth, anchor=node.attributes.get("id") or "")
+    elif text:
+        # A <dd> of inline text is the definition of the term before it: one level deeper.
+        items.append(outline.Item(outline.TEXT, text, depth=depth + (tag == "dd")))
 
 
 def extract_page(file: SourceFile, raw: bytes) -> _Page:
@@ -169,35 +225,17 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
         raise ParseError("no <body>")
     for node in body.css(_STRIP):
         node.decompose()
-    items: list[tuple[int, str]] = []
+    items: list[outline.Item] = []
     ancestry = _Ancestry()
     nodes = body.css(_SELECT)
     if len(nodes) > MAX_BLOCKS:  # each costs Python time; a manual's page has a few thousand
         raise ParseError(f"HTML page has {len(nodes):,} headings and blocks; the limit is {MAX_BLOCKS:,}")
     for node in nodes:
         budget.tick()
-        tag = node.tag
-        enclosing = ancestry.of(node)
-        if tag in _HEADINGS:
-            if enclosing & _HEADING:
-                continue  # a heading inside a heading: its text is already the outer one's
-            text = _clean(node.text(separator=" "))
-            if text:
-                items.append((0, f"{text}:") if enclosing & _ADMONITION else (_HEADINGS[tag], text))
-            continue
-        if enclosing & _BLOCK:
-            continue
-        if tag == "pre":
-            text = "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
-        else:
-            text = _clean(node.text(separator=" "))
-            if tag == "li":
-                text = f"- {text}" if text else text
-        if text:
-            items.append((0, text))
+        _add(items, node, ancestry.of(node))
     if not title:
-        title = next((text for level, text in items if level), "")
-    return _Page(file=file, title=title, items=items, digest=fingerprint(raw))
+        title = next((item.text for item in items if item.kind == outline.HEADING), "")
+    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, outline.OUTLINE_VERSION))
 
 
 def boilerplate(pages: list[_Page]) -> set[str]:
@@ -205,33 +243,15 @@ def boilerplate(pages: list[_Page]) -> set[str]:
         return set()
     counts: Counter[str] = Counter()
     for page in pages:
-        counts.update({text for level, text in page.items if level == 0})
+        counts.update({item.text for item in page.items if item.kind == outline.TEXT})
     threshold = max(_REPEAT_MIN_PAGES, int(len(pages) * _REPEAT_SHARE))
     return {text for text, count in counts.items() if count >= threshold}
 
 
 def build_document(page: _Page, *, repeated: set[str], source_type: str) -> ParsedDocument:
     title = page.title or page.file.slug
-    stack: list[tuple[int, str]] = []
-    sections: list[Section] = []
-    buffer: list[str] = []
-
-    def flush() -> None:
-        if buffer:
-            path = (title, *[h for _, h in stack if h != title])
-            sections.append(Section(heading_path=path, text="\n".join(buffer)))
-            buffer.clear()
-
-    for level, text in page.items:
-        if level == 0:
-            if text not in repeated:
-                buffer.append(text)
-            continue
-        flush()
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, text))
-    flush()
+    kept = (item for item in page.items if item.kind != outline.TEXT or item.text not in repeated)
+    sections = outline.sections(kept, title=title)
     if not sections:
         raise NavigationOnly("only navigation: nothing left after stripping menus and tables of contents")
     return ParsedDocument(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 
 from corpus.parsers import (
@@ -15,7 +16,7 @@ from corpus.parsers import (
     fingerprint,
     parse_date,
 )
-from corpus.parsers import budget
+from corpus.parsers import budget, outline
 
 # The keys read from front matter: each must be one scalar value.
 METADATA_KEYS = ("title", "audience", "supersedes", "version", "effective_date")
@@ -63,24 +64,27 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     raise ParseError("front matter opened with --- but never closed")
 
 
-def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]]:
-    """Split on headings outside code fences. The first h1 names the document if no title was given."""
-    stack: list[tuple[int, str]] = []
-    sections: list[Section] = []
-    buffer: list[str] = []
+def _definition(line: str) -> str | None:
+    """The text of a definition line (`: text`, the Markdown Extra and Pandoc syntax), else None."""
+    return line[2:].strip() if line[:1] == ":" and line[1:2] in (" ", "\t") else None
+
+
+def _opens_definition(lines: list[str], number: int) -> bool:
+    """Whether the line at `number` is a term: a definition follows it, at most one blank line on."""
+    following = lines[number + 1 : number + 3]
+    if following and not following[0].strip():
+        following = following[1:]
+    return bool(following) and _definition(following[0]) is not None
+
+
+def outline_items(body: str) -> list[outline.Item]:
+    """Headings outside code fences, definition-list terms and their definitions, and lines."""
+    lines = body.split("\n")
+    items: list[outline.Item] = []
     in_fence = False
-    doc_title = title
-
-    def path() -> tuple[str, ...]:
-        return (doc_title, *[h for _, h in stack])
-
-    def flush() -> None:
-        text = "\n".join(buffer).strip()
-        if text:
-            sections.append(Section(heading_path=path(), text=text))
-        buffer.clear()
-
-    for number, line in enumerate(body.split("\n")):
+    depth = 0  # 1 inside a definition
+    blank_before = False
+    for number, line in enumerate(lines):
         if not number & 1023:
             budget.tick()
         first = line[:1]
@@ -89,21 +93,29 @@ def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]
             if line.lstrip().startswith(_FENCES):
                 in_fence = not in_fence
         found = heading(line) if first == "#" and not in_fence else None
-        if found is None:
-            buffer.append(line)
-            continue
-        flush()
-        level, title_text = found
-        if level == 1:
-            if not doc_title:
-                doc_title = title_text
-            stack = [] if title_text == doc_title else [(1, title_text)]
-            continue
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title_text))
-    flush()
-    return doc_title, sections
+        definition = _definition(line) if depth and not in_fence else None
+        if found is not None:
+            depth = 0
+            items.append(outline.Item(outline.HEADING, found[1], level=found[0]))
+        elif definition is not None:
+            items.append(outline.Item(outline.TEXT, definition, depth=1))
+        elif not in_fence and first and not first.isspace() and _opens_definition(lines, number):
+            outline.add_term(items, text=line.strip(), depth=0, anchor="")
+            depth = 1
+        else:
+            if depth and blank_before and first and not first.isspace() and not in_fence:
+                depth = 0  # a paragraph back at the margin after a blank line ends the list
+            items.append(outline.Item(outline.TEXT, line, depth=depth))
+        blank_before = not line.strip()
+    return items
+
+
+def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]]:
+    """Split on headings and definition-list terms. The first h1 names the document if no title was given."""
+    items = outline_items(body)
+    if not title:
+        title = next((item.text for item in items if item.kind == outline.HEADING and item.level == 1), "")
+    return title, outline.sections(items, title=title)
 
 
 def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra: str = "") -> ParsedDocument:
@@ -113,7 +125,7 @@ def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra:
     title, sections = sections_from_markdown(body, title=title)
     if not title:
         title = file.slug.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
-        sections = [Section((title, *s.heading_path[1:]), s.text, s.page) for s in sections]
+        sections = [replace(s, heading_path=(title, *s.heading_path[1:])) for s in sections]
     if not sections:
         raise ParseError("no text after parsing (empty document)")
     audience = meta.get("audience")
@@ -123,7 +135,7 @@ def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra:
         source_type=source_type,
         sections=sections,
         source_path=str(file.path),
-        fingerprint=fingerprint(text, extra),
+        fingerprint=fingerprint(text, extra, outline.OUTLINE_VERSION),
         version=str(meta.get("version") or ""),
         effective_date=parse_date(meta.get("effective_date"), what="effective_date"),
         audience=str(audience) if audience else None,
