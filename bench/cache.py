@@ -13,14 +13,9 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from harness import ROOT, start_django
 
 
 def spell(number: int) -> str:
@@ -33,22 +28,14 @@ def main() -> int:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--lookups", type=int, default=300)
     args = parser.parse_args()
-    from config.embedded_db import ensure_running
-
-    if not os.environ.get("DATABASE_URL"):
-        ensure_running()
-    import django
-
-    django.setup()
+    start_django(own_database=True, migrate=True)
     import numpy as np
-    from django.core.management import call_command
     from tqdm import tqdm
 
     from cachelayer import service
     from evaluation.metrics import percentile
     from tenants import actions
 
-    call_command("migrate", verbosity=0)
     tenant, created = actions.tenant_get_or_create(slug="bench-cache-words")
     audiences = actions.audience_ids(tenant=tenant, slugs=["public"])
     rng = np.random.default_rng(11)

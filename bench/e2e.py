@@ -26,11 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from harness import ROOT, start_django
 
 
 def rss_mb(pid: int) -> float:
@@ -104,21 +100,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--cache", choices=("on", "off"), default="off")
     args = parser.parse_args()
-
-    from config.embedded_db import ensure_running
-
-    if not os.environ.get("DATABASE_URL"):
-        ensure_running()
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
+    start_django(own_database=True, migrate=True)
     from corpus.demo.load import demo_load
     from tenants import actions
     from tenants.models import Tenant
 
-    call_command("migrate", verbosity=0)
     if not Tenant.objects.filter(slug="paylane").exists():
         demo_load()
     tenant = Tenant.objects.get(slug="paylane")

@@ -16,14 +16,10 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from harness import ROOT, start_django
 
 
 def main() -> int:
@@ -31,14 +27,7 @@ def main() -> int:
     parser.add_argument("folder", nargs="?", default="/usr/share/doc/postgresql-doc-15/html")
     parser.add_argument("--tenant", default=f"bench-ingest-{int(time.time())}")
     args = parser.parse_args()
-
-    from config.embedded_db import ensure_running
-
-    if not os.environ.get("DATABASE_URL"):
-        ensure_running()
-    import django
-
-    django.setup()
+    start_django(own_database=False, migrate=False)
     from django.conf import settings
     from psycopg import sql
 

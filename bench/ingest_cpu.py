@@ -33,16 +33,12 @@ import os
 import resource
 import shutil
 import statistics
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from harness import start_django
 
 MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -118,14 +114,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the bench tenants")
     args = parser.parse_args()
     folder = args.folder or subset(args.files)
-
-    from config.embedded_db import ensure_running
-
-    if not os.environ.get("DATABASE_URL"):
-        ensure_running()
-    import django
-
-    django.setup()
+    start_django(own_database=False, migrate=False)
     from django.db import connection, connections
 
     import corpus.ingest as ingest_module
