@@ -35,6 +35,7 @@ import shutil
 import statistics
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,11 +84,10 @@ def server_cpu(postmaster: int) -> dict[str, float]:
 
 @dataclass
 class Meter:
-    writer_thread: float = 0.0
-    backend_writes: float = 0.0
-    backend_startup: float = 0.0
-    encode_main_thread: float = 0.0
-    encode_wall: float = 0.0
+    """CPU and wall seconds by where they went ("writer_thread", "backend_writes",
+    "backend_startup", "encode_main_thread", "encode_wall"), and each writer backend's CPU."""
+
+    seconds: Counter[str] = field(default_factory=Counter)
     backends: dict[int, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -132,8 +132,8 @@ def main() -> int:
             try:
                 return super().encode(texts, **kwargs)
             finally:
-                meter.encode_main_thread += time.thread_time() - c0
-                meter.encode_wall += time.perf_counter() - w0
+                meter.seconds["encode_main_thread"] += time.thread_time() - c0
+                meter.seconds["encode_wall"] += time.perf_counter() - w0
 
     encoder = MeteredEncoder(model=base.model, name=base.name, dimension=base.dimension)
     original_write_group = ingest_module._write_group
@@ -149,17 +149,16 @@ def main() -> int:
             after = proc_cpu(pid)
             with meter.lock:
                 if pid not in meter.backends:
-                    meter.backend_startup += before
+                    meter.seconds["backend_startup"] += before
                 meter.backends[pid] = after
-                meter.backend_writes += after - before
-                meter.writer_thread += time.thread_time() - c0
+                meter.seconds["backend_writes"] += after - before
+                meter.seconds["writer_thread"] += time.thread_time() - c0
 
     ingest_module._write_group = metered_write_group
 
     results: list[dict[str, float]] = []
     for run in range(args.runs):
-        for key in ("writer_thread", "backend_writes", "backend_startup", "encode_main_thread", "encode_wall"):
-            setattr(meter, key, 0.0)
+        meter.seconds.clear()
         meter.backends.clear()
         slug = f"bench-cpu-{int(time.time())}-{run}"
         tenant, _ = actions.tenant_get_or_create(slug=slug)
@@ -186,14 +185,14 @@ def main() -> int:
         per = 1000 / report.chunks
         row = {
             "chunks": report.chunks,
-            "writer_backend_writes": meter.backend_writes * per,
-            "writer_backend_startup": meter.backend_startup * per,
-            "writer_thread": meter.writer_thread * per,
-            "main_thread_outside_encode": (main_thread - meter.encode_main_thread) * per,
+            "writer_backend_writes": meter.seconds["backend_writes"] * per,
+            "writer_backend_startup": meter.seconds["backend_startup"] * per,
+            "writer_thread": meter.seconds["writer_thread"] * per,
+            "main_thread_outside_encode": (main_thread - meter.seconds["encode_main_thread"]) * per,
             "main_backend": main_backend * per,
             "server_total": server * per,
             "process_total": process * per,
-            "encode_wall": meter.encode_wall * per,
+            "encode_wall": meter.seconds["encode_wall"] * per,
             "ingest_wall": wall * per,
         }
         results.append(row)
@@ -201,7 +200,8 @@ def main() -> int:
         for key, value in row.items():
             if key != "chunks":
                 print(f"  {key:28s} {value:7.2f} s / 1,000 chunks")
-        rest = server - meter.backend_writes - meter.backend_startup - main_backend - sum(others.values())
+        rest = (server - meter.seconds["backend_writes"] - meter.seconds["backend_startup"] - main_backend
+                - sum(others.values()))
         print("  rest of server_total:", ", ".join(f"{k} {v * per:.2f}" for k, v in sorted(others.items())),
               f"other clients' backends and exited workers {rest * per:.2f}")
         if not args.keep:
