@@ -25,8 +25,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import APIKeyHeader, HttpBearer
 
-from answering.api import router as answers_router
-from answering.openai_api import router as openai_router
+from answering.api.rest import router as answers_router
+from answering.api.openai_chat import router as openai_router
 from config.health import health_body
 from corpus.api import router as documents_router
 from tenants.apierrors import ApiError, NotFound, RateLimited, UnsupportedMediaType

@@ -230,7 +230,7 @@ RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
-# For the `llm` reranker: "answering.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
+# For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
 RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")
 RERANKERS = {
     "cross_encoder": "retrieval.rerankers.cross_encoder.CrossEncoderReranker",
@@ -272,7 +272,7 @@ ANSWER_ABSTAIN_TEXT = env_str(
     default="I don't know the answer to that from our documentation; a person from our team will follow up.",
 )
 # Hard daily spend cap per tenant in USD (UTC day); past it the extractive answerer answers.
-# A tenant's own tenants_tenant.daily_spend_cap_usd overrides it (answering/spend.py).
+# A tenant's own tenants_tenant.daily_spend_cap_usd overrides it (answering/providers/spend.py).
 ANSWER_DAILY_SPEND_CAP_USD = env_float("ANSWER_DAILY_SPEND_CAP_USD", default=20.0)
 
 # --- API and rate limits (docs/decisions/0013, 0014) -----------------------------------------

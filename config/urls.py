@@ -16,5 +16,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/openai/", openai_api.urls),
     path("api/v1/", api.urls),
-    path("t/<slug:tenant_slug>/", include("answering.web.urls")),
+    path("t/<slug:tenant_slug>/", include("answering.chat.urls")),
 ]

@@ -44,7 +44,7 @@ ARMS: dict[str, Arm] = {
                             index_settings={"CORPUS_CONTEXTUALIZER": "corpus.contextual.title_and_summary"},
                             note="provider-free blurb: document title and opening sentence"),
     "contextual_llm": Arm(index_name="ctx-llm",
-                          index_settings={"CORPUS_CONTEXTUALIZER": "answering.contextualize.contextualize"},
+                          index_settings={"CORPUS_CONTEXTUALIZER": "answering.pipeline.contextualize.contextualize"},
                           needs_provider=True, note="model-written blurb per chunk"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),

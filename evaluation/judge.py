@@ -26,8 +26,8 @@ from psycopg import sql
 
 from answering.providers import Message, ProviderError, build_provider, parse_provider_configs
 from answering.providers.chain import AllProvidersFailed, CallMeter, ProviderChain, SpendCapReached
-from answering.llm import escape_attribute, escape_text
-from answering.spend import TenantMeter
+from answering.pipeline.llm import escape_attribute, escape_text
+from answering.providers.spend import TenantMeter
 from tenants.models import Audience, Tenant
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -96,7 +96,7 @@ class Judge:
               meter: CallMeter | None = None) -> JudgeScore:
         """sources: (number as cited in the answer, title, full text). Raises JudgeOutputError, or
         SpendCapReached when `meter` (the tenant's) refuses the call."""
-        # Escaped like the generator's context (answering.llm): no `<` from a document, question
+        # Escaped like the generator's context (answering.pipeline.llm): no `<` from a document, question
         # or answer can open or close an element, so none of them can speak as the judge's instructions.
         documents = "\n\n".join(f'<document number="{n}" title="{escape_attribute(title)}">\n{escape_text(text)}\n'
                                 '</document>' for n, title, text in sources)

@@ -10,8 +10,8 @@ from typing import Any
 
 from answering.providers import Message, ProviderError
 from answering.providers.chain import AllProvidersFailed, ProviderChain
-from answering.rewriting import rewrite_query
-from answering.spend import TenantMeter
+from answering.pipeline.rewriting import rewrite_query
+from answering.providers.spend import TenantMeter
 from retrieval.search import multi_query_search
 from tenants.models import Tenant
 from tenants.readers import reader_scope

@@ -15,9 +15,9 @@ from typing import Any
 from django.test.utils import override_settings
 from tqdm import tqdm
 
-from answering.greetings import match_greeting
-from answering.pipeline import answer
-from answering.pipeline import default_chain
+from answering.pipeline.greetings import match_greeting
+from answering.pipeline.flow import answer
+from answering.pipeline.flow import default_chain
 from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
 from evaluation.intervals import report_intervals

@@ -2,7 +2,11 @@
 
 No vendor SDKs: SSE framing, Retry-After and the error taxonomy are ours to read and test.
 A provider is configured as `dialect|base_url|API_KEY_ENV|model[|timeout_seconds]`
-(settings.ANSWER_PROVIDERS); the chain tries them in order and fails over.
+(settings.ANSWER_PROVIDERS); the chain tries them in order and fails over. spend.py meters
+every call against the tenant's daily spend cap.
+
+May import: tenants (the spend counter), nothing else of ours. Never the pipeline or a
+surface (answering.pipeline, answering.api, answering.chat, answering.console).
 """
 
 from __future__ import annotations

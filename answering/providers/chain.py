@@ -96,7 +96,7 @@ class StageUsage:
 @dataclass
 class Tally:
     """A meter that counts by stage and never refuses: the base of the tenant meter
-    (answering.spend.TenantMeter), and on its own for tests and tools that bill no tenant."""
+    (answering.providers.spend.TenantMeter), and on its own for tests and tools that bill no tenant."""
 
     stages: dict[str, StageUsage] = field(default_factory=dict)
 
@@ -161,7 +161,7 @@ class ProviderChain:
         meter = self.meter or _lent.get()
         if meter is None:
             raise UnmeteredCall("a provider call with no spend meter: bill it to a tenant "
-                                "(answering.spend.TenantMeter) or count it (Tally) before calling")
+                                "(answering.providers.spend.TenantMeter) or count it (Tally) before calling")
         stage = stage or self.stage
         attempts: list[dict[str, object]] = []
         for provider in self.providers:

@@ -1,4 +1,4 @@
-"""Rows the console tests read: traces and escalations written through answering.records."""
+"""Rows the console tests read: traces and escalations written through answering.pipeline.records."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from answering import records
+from answering.pipeline import records
 from answering.models import Escalation, Trace
 from tenants.models import Tenant
 from tenants.rls import tenant_context

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from answering.models import Escalation
-from answering.pipeline import answer
+from answering.pipeline.flow import answer
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from answering import spend
+from answering.providers import spend
 from answering.providers.chain import Usage
 from answering.tests.fake_provider import fake_provider
 from answering.tests.test_api import QUESTION, error_code, issue, post
@@ -64,7 +64,7 @@ def test_an_address_over_its_limit_gets_429_even_with_fresh_keys_or_none(paylane
 
 
 def _spend(tenant: Tenant, usd: float) -> None:
-    # Spend is the daily counter every provider call adds to (answering/spend.py), not a sum of traces.
+    # Spend is the daily counter every provider call adds to (answering/providers/spend.py), not a sum of traces.
     spend.record_spend(tenant=tenant, stage="generate", usage=Usage("earlier", "gpt-4o-mini", 0, 0, usd))
 
 

@@ -17,8 +17,8 @@ from django.test import Client
 from answering.models import Escalation, Trace
 from answering.tests.chat_helpers import ask, ask_and_stream, done_of, read_events, stream_url
 from answering.sse import paced
-from answering.web import pending, views
-from answering.web.tokens import FEEDBACK_SALT, feedback_ticket_issue
+from answering.chat import pending, views
+from answering.chat.tokens import FEEDBACK_SALT, feedback_ticket_issue
 from conftest import Cast
 from tenants import actions
 from tenants.models import Tenant

@@ -14,9 +14,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from answering import records
+from answering.pipeline import records
 from answering.models import Trace
-from answering.stats import answer_stats
+from answering.console.stats import answer_stats
 from answering.tests.console_data import candidate, escalation_make, staff_client
 from cachelayer import service as cache
 from cachelayer.models import CacheEntry

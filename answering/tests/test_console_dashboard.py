@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
-from answering.dashboard import daily_metrics
+from answering.console.dashboard import daily_metrics
 from answering.tests.console_data import staff_client, trace_make
 
 pytestmark = pytest.mark.django_db

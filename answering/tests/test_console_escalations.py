@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from answering import escalations
+from answering.console import escalations
 from answering.models import Escalation
-from answering.pipeline import answer
+from answering.pipeline.flow import answer
 from answering.tests.console_data import escalation_make
 from corpus.jobs import ingest_job_run
 from corpus.models import Document, IngestJob

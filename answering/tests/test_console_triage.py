@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from answering.tests.console_data import candidate, trace_make
-from answering.triage import triage_counts, triage_traces, trace_triage
+from answering.console.triage import triage_counts, triage_traces, trace_triage
 from corpus import store
 from corpus.ingest import ingest_paths
 from corpus.models import Document

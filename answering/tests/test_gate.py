@@ -4,7 +4,7 @@ import datetime as dt
 
 from django.test import override_settings
 
-from answering.gate import confidence_gate
+from answering.pipeline.gate import confidence_gate
 from retrieval.search import Candidate
 
 

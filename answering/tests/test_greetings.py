@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from answering.greetings import match_greeting
+from answering.pipeline.greetings import match_greeting
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "eval"
 GOLDEN_FILES = sorted(SHARED.glob("*.yaml")) + sorted((Path(__file__).resolve().parents[2] / "evaluation" / "golden").glob("*.yaml"))

@@ -225,8 +225,8 @@ def test_bad_or_oversized_requests_get_openai_error_objects(paylane_key: str, cl
 
 
 def test_history_drops_our_sources_footer_and_keeps_the_recent_turns() -> None:
-    from answering.openai_api import ChatMessage
-    from answering.openai_messages import conversation_from
+    from answering.api.openai_chat import ChatMessage
+    from answering.api.openai_messages import conversation_from
 
     answer = "Retried 5 times [1].\n\nSources:\n[1] Webhooks — Retries"
     messages = [ChatMessage(role="system", content="be brief"), ChatMessage(role="user", content="retries?"),

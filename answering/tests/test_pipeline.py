@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from answering import llm
+from answering.pipeline import llm
 from answering.models import Trace
-from answering.pipeline import QuestionRejected, answer
+from answering.pipeline.flow import QuestionRejected, answer
 from answering.providers import ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain
 from answering.tests.conftest import rows_for
@@ -185,7 +185,7 @@ def test_ask_command_prints_answer_sources_and_trace(paylane: Tenant, capsys: py
 
 @pytest.mark.django_db
 def test_stream_sends_sources_before_the_first_token_and_ends_with_the_trace(paylane: Tenant) -> None:
-    from answering.pipeline import answer_stream
+    from answering.pipeline.flow import answer_stream
 
     events = list(answer_stream(tenant=paylane, audiences=["public"], question="What does error PL-4031 mean?"))
     kinds = [kind for kind, _ in events]
@@ -199,7 +199,7 @@ def test_stream_sends_sources_before_the_first_token_and_ends_with_the_trace(pay
 
 @pytest.mark.django_db
 def test_stream_of_an_abstention_shows_no_sources_and_names_the_escalation(paylane: Tenant) -> None:
-    from answering.pipeline import answer_stream
+    from answering.pipeline.flow import answer_stream
 
     events = list(answer_stream(tenant=paylane, audiences=["public"], question="What is the capital of Mongolia?"))
     assert events[0] == ("sources", [])

@@ -128,7 +128,7 @@ def test_provider_config_errors_are_clear() -> None:
 
 
 def test_contextual_blurbs_come_from_one_call_per_document(tmp_path: object) -> None:
-    from answering.contextualize import contextualize
+    from answering.pipeline.contextualize import contextualize
     from corpus.parsers import ParsedDocument, Section
 
     document = ParsedDocument(slug="a", title="Refunds", source_type="doc", fingerprint="x", source_path="a.md",

@@ -8,7 +8,7 @@ import pytest
 
 from answering.providers import ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain, SpendCapReached, Tally, metering
-from answering.relevance import llm_relevance
+from answering.pipeline.relevance import llm_relevance
 from answering.tests.fake_provider import fake_provider
 from retrieval.rerankers.llm import LlmPointwiseReranker
 

@@ -4,7 +4,7 @@ import pytest
 
 from answering.providers import build_provider, ProviderConfig
 from answering.providers.chain import ProviderChain, SpendCapReached, Tally
-from answering.rewriting import rewrite_query, validate_rewrite
+from answering.pipeline.rewriting import rewrite_query, validate_rewrite
 from answering.tests.fake_provider import fake_provider
 
 HISTORY = [{"role": "user", "content": "How do webhook retries work?"},

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from answering import spend
+from answering.providers import spend
 from answering.models import Trace
-from answering.pipeline import answer
+from answering.pipeline.flow import answer
 from answering.providers import Message, ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain, SpendCapReached, Tally, UnmeteredCall, Usage
 from answering.tests.fake_provider import Script, fake_provider
@@ -58,7 +58,7 @@ def llm_everywhere(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[t
     settings.CACHE_ENABLED = False
     settings.RETRIEVAL_RERANKER = "llm"
     settings.RETRIEVAL_RERANK_MODE = "always"
-    settings.RETRIEVAL_LLM_SCORER = "answering.relevance.llm_relevance"
+    settings.RETRIEVAL_LLM_SCORER = "answering.pipeline.relevance.llm_relevance"
     get_reranker.cache_clear()
     with fake_provider() as (url, script):
         settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
@@ -144,7 +144,7 @@ def test_past_the_cap_generation_falls_back_to_the_extractive_answerer_mid_quest
 
 def test_trace_costs_are_not_the_counter(paylane: Tenant) -> None:
     """The counter is the one source: a trace row with a cost (a cached answer's, an old one's) adds nothing."""
-    from answering import records
+    from answering.pipeline import records
 
     before = spend.spend_today_usd(tenant=paylane)
     records.trace_create(tenant=paylane, fields={"action": "answered", "question": "earlier", "cost_usd": 5.0})
@@ -209,7 +209,7 @@ def test_concurrent_calls_overshoot_the_cap_by_at_most_the_calls_in_flight(
 
 def test_the_contextualizer_bills_the_ingesting_tenant_and_stops_at_its_cap(paylane: Tenant,
                                                                             provider_keys: None) -> None:
-    from answering.contextualize import contextualize
+    from answering.pipeline.contextualize import contextualize
     from corpus.parsers import ParsedDocument, Section
 
     document = ParsedDocument(slug="a", title="Refunds", source_type="doc", fingerprint="x", source_path="a.md",

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from answering.models import Trace
-from answering.pipeline import answer
+from answering.pipeline.flow import answer
 from answering.providers import Completion, Message, ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain
 from answering.tests.fake_provider import fake_provider
@@ -186,7 +186,7 @@ def test_console_shows_hit_rate_and_cost_saved(shop: Tenant) -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from answering.stats import answer_stats
+    from answering.console.stats import answer_stats
 
     ask(shop, "How many times are failed webhook deliveries retried?")
     ask(shop, "How many times are failed webhook deliveries retried?")

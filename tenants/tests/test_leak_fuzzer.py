@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 from answering.models import Escalation, Trace
-from answering.pipeline import answer
+from answering.pipeline.flow import answer
 from cachelayer.models import CacheEntry
 from config.liveserver import serve
 from corpus.ingest import ingest_paths

@@ -28,9 +28,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import Q
 from django.test import Client, override_settings
 
-from answering import records
+from answering.pipeline import records
 from answering.models import Escalation, Trace
-from answering.pipeline import answer
+from answering.pipeline.flow import answer
 from cachelayer.models import CacheEntry
 from corpus.ingest import ingest_paths
 from corpus.jobs import ingest_job_create

@@ -6,6 +6,7 @@ model over it) fails here. Migrations create the table; tests may plant and prob
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -39,4 +40,78 @@ def test_forced_fail_lint_catches_a_debug_query(tmp_path: Path) -> None:
     (tmp_path / "retrieval" / "debug.py").write_text('cursor.execute("SELECT content FROM corpus_chunk")\n')
     assert chunk_table_offenders(tmp_path, ["retrieval"]) == [
         'retrieval/debug.py:1: cursor.execute("SELECT content FROM corpus_chunk")'
+    ]
+
+
+# -- import directions (the shape in /work/shared/design/ARCHITECTURE.md) ----------------------
+
+# Inside answering, each module belongs to the concern its subpackage names. The pipeline and the
+# providers below it never reach up into a surface; a surface never reaches sideways into another.
+SURFACES = ("answering.api", "answering.chat", "answering.console")
+FORBIDDEN = {
+    "answering.providers": ("answering.pipeline", *SURFACES),
+    "answering.pipeline": SURFACES,
+    **{surface: tuple(other for other in SURFACES if other != surface) for surface in SURFACES},
+    # Between apps: the ground floor imports nothing of ours; lower apps never import upper ones.
+    "tenants": ("corpus", "retrieval", "answering", "cachelayer", "evaluation"),
+    "corpus": ("retrieval", "answering", "cachelayer", "evaluation"),
+    "retrieval": ("answering", "cachelayer", "evaluation"),
+    "cachelayer": ("answering", "evaluation"),
+    "answering": ("evaluation",),
+}
+
+
+def _module_name(relative: Path) -> str:
+    parts = list(relative.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(tree: ast.Module, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every module an import names, with `from a import b` also read as `a.b` (b may be a module)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against this module's package
+                package = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
+                base = ".".join([*package, *([base] if base else [])])
+            found += [(node.lineno, base)] + [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def import_offenders(root: Path, apps: list[str]) -> list[str]:
+    offenders: dict[str, str] = {}  # one per import statement: the first name it breaks the rule with
+    for app in apps:
+        for path in sorted((root / app).rglob("*.py")):
+            relative = path.relative_to(root)
+            if "migrations" in relative.parts or "tests" in relative.parts:
+                continue
+            module = _module_name(relative)
+            rules = [banned for owner, banned in FORBIDDEN.items() if _within(module, owner)]
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for line, name in _imported(tree, module, path.name == "__init__.py"):
+                if any(_within(name, b) for banned in rules for b in banned):
+                    offenders.setdefault(f"{relative}:{line}", f"{relative}:{line}: imports {name}")
+    return sorted(offenders.values())
+
+
+def test_imports_follow_the_layers() -> None:
+    assert import_offenders(ROOT, APPS) == []
+
+
+def test_forced_fail_lint_catches_a_pipeline_importing_a_surface(tmp_path: Path) -> None:
+    for folder in ("answering/pipeline", "answering/chat", "answering/api"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "answering" / "pipeline" / "flow.py").write_text("from answering.chat.render import answer_html\n")
+    (tmp_path / "answering" / "chat" / "views.py").write_text("from answering import api\n")
+    (tmp_path / "answering" / "api" / "rest.py").write_text("from answering.pipeline import flow\n")  # allowed
+    assert import_offenders(tmp_path, ["answering"]) == [
+        "answering/chat/views.py:1: imports answering.api",
+        "answering/pipeline/flow.py:1: imports answering.chat.render",
     ]

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 from django.utils.html import escape
 
-from answering.pipeline import QuestionRejected, answer_stream
-from answering.web import render
-from answering.web.pending import PendingAsk
+from answering.pipeline.flow import QuestionRejected, answer_stream
+from answering.chat import render
+from answering.chat.pending import PendingAsk
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

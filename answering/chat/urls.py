@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from answering.web import views
+from answering.chat import views
 
 app_name = "chat"
 urlpatterns: list[URLPattern] = [

@@ -31,7 +31,7 @@ CATEGORY_LABELS = {
     "unclear": "Unclear",
 }
 # A gate that passed by less than this is treated as weak retrieval: the two score kinds live
-# on scales ~30x apart (answering/gate.py), so the margin is per kind. For fusion (RRF, k=60)
+# on scales ~30x apart (answering/pipeline/gate.py), so the margin is per kind. For fusion (RRF, k=60)
 # 0.02 sits above 1/61, the best a candidate found by only one of the two legs can score.
 WEAK_MARGIN = {"rerank": 0.10, "fusion": 0.02, "query_coverage": 0.10}
 

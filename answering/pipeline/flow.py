@@ -15,15 +15,16 @@ from typing import Any
 
 from django.conf import settings
 
-from answering import records, spend
-from answering.citations import check_claims_by_similarity, context_sources, finalize
-from answering.drafts import Draft
-from answering.extractive import extract_answer
-from answering.gate import confidence_gate
-from answering.greetings import greeting_reply
-from answering.llm import generate_with_model
+from answering.pipeline import records
+from answering.providers import spend
+from answering.pipeline.citations import check_claims_by_similarity, context_sources, finalize
+from answering.pipeline.drafts import Draft
+from answering.pipeline.extractive import extract_answer
+from answering.pipeline.gate import confidence_gate
+from answering.pipeline.greetings import greeting_reply
+from answering.pipeline.llm import generate_with_model
 from answering.providers.chain import AllProvidersFailed, ProviderChain
-from answering.rewriting import rewrite_query
+from answering.pipeline.rewriting import rewrite_query
 from cachelayer import service as cache
 from corpus.embedding import get_encoder
 from retrieval.querytext import clean_query

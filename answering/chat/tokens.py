@@ -1,7 +1,7 @@
 """Signed tickets the chat page hands out: feedback on an answer the visitor was shown.
 
 The stream of an answer is no longer a signed token: the question waits server-side behind
-a one-time id (answering/web/pending.py, docs/decisions/0034), because a signed token that
+a one-time id (answering/chat/pending.py, docs/decisions/0034), because a signed token that
 carries its own audiences is only as safe as the secret key, and puts the question in a URL.
 """
 

@@ -1,4 +1,4 @@
-"""The chat page: thin views over answering.pipeline. See docs/decisions/0016, 0017 and 0034."""
+"""The chat page: thin views over answering.pipeline.flow. See docs/decisions/0016, 0017 and 0034."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from answering.records import feedback_record
+from answering.pipeline.records import feedback_record
 from answering.sse import paced
-from answering.web import access, render as fragments
-from answering.web.questions import AskInvalid, ask_input_parse
-from answering.web.stream import chat_events, failed_events
-from answering.web.pending import (PENDING_TTL_SECONDS, PendingAsk, PendingForeign, PendingUnknown,
+from answering.chat import access, render as fragments
+from answering.chat.questions import AskInvalid, ask_input_parse
+from answering.chat.stream import chat_events, failed_events
+from answering.chat.pending import (PENDING_TTL_SECONDS, PendingAsk, PendingForeign, PendingUnknown,
                                    pending_ask_claim, pending_ask_store)
-from answering.web.tokens import TokenInvalid, feedback_ticket_read
+from answering.chat.tokens import TokenInvalid, feedback_ticket_read
 from tenants.models import Tenant
 from tenants.ratelimit import client_address, rate_limit
 

@@ -1,6 +1,6 @@
 """POST /chat/completions and GET /models in OpenAI's wire format (mounted at /api/v1/openai/).
 
-Thin: parse the messages (answering/openai_messages.py), call the same pipeline as /ask,
+Thin: parse the messages (answering/api/openai_messages.py), call the same pipeline as /ask,
 render a `chat.completion` or a stream of `chat.completion.chunk` events ending in
 `data: [DONE]`. Errors are rendered in OpenAI's shape by config/api.py.
 """
@@ -19,12 +19,12 @@ from ninja import Path as PathParam
 from pydantic import BaseModel
 
 from answering.sse import is_asgi, sse, sse_response
-from answering.openai_messages import (
+from answering.api.openai_messages import (
     MODELS, Conversation, conversation_from, extension, model_uses_chain, openai_request_record, sources_footer,
     usage,
 )
-from answering.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
-from answering.pipeline import AnswerResult, Event, QuestionRejected, answer, answer_stream
+from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
+from answering.pipeline.flow import AnswerResult, Event, QuestionRejected, answer, answer_stream
 from tenants.apierrors import InvalidRequest
 from tenants.apikeys import KeyPrincipal
 from tenants.apitypes import JSON_INTEGER, STRICT

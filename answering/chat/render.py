@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from answering.web.tokens import feedback_ticket_issue
+from answering.chat.tokens import feedback_ticket_issue
 
 _MARKER = re.compile(r"\[(\d+)\]")
 PAGE = "chat/page.html"

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from django.db import connection
 
-from answering.dashboard import audiences_param
+from answering.console.dashboard import audiences_param
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from answering.drafts import Draft
+from answering.pipeline.drafts import Draft
 from answering.providers import Message
 from answering.providers.chain import ProviderChain
 from retrieval.search import Candidate

@@ -1,7 +1,7 @@
 """Contextual retrieval: one model call per document writes a short situating blurb per chunk.
 
 Plugged into ingest by dotted path (settings.CORPUS_CONTEXTUALIZER =
-"answering.contextualize.contextualize"), because corpus never imports answering. The blurb is
+"answering.pipeline.contextualize.contextualize"), because corpus never imports answering. The blurb is
 embedded together with the chunk, while the stored text stays verbatim, so citations do not
 change; blurbs are stored on the chunk for inspection. Off by default: it needs a provider.
 The call is billed to the ingesting tenant as stage "contextualize", like every provider call.
@@ -14,10 +14,10 @@ from typing import Any
 
 from django.conf import settings
 
-from answering.llm import escape_attribute, escape_text
+from answering.pipeline.llm import escape_attribute, escape_text
 from answering.providers import Message
 from answering.providers.chain import ProviderChain, SpendCapReached, UnmeteredCall
-from answering.spend import TenantMeter
+from answering.providers.spend import TenantMeter
 from tenants.models import Tenant
 
 PROMPT = """Here is a document titled "{title}":
@@ -46,7 +46,7 @@ def contextualize(*, document: Any, chunks: list[str], tenant: Tenant | None = N
             raise UnmeteredCall("contextualize() needs the tenant whose ingest pays for the blurbs")
         chain = chain.metered(TenantMeter(tenant=tenant))
     text = "\n\n".join(section.text for section in document.sections)[:_MAX_DOCUMENT_CHARS]
-    # Escaped like the generator's context (answering.llm): a chunk cannot close its element.
+    # Escaped like the generator's context (answering.pipeline.llm): a chunk cannot close its element.
     numbered = "\n".join(f'<chunk number="{n}">{escape_text(c[:1500])}</chunk>' for n, c in enumerate(chunks, start=1))
     prompt = PROMPT.format(title=escape_attribute(document.title), document=escape_text(text), chunks=numbered)
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 
-from answering.drafts import Draft
+from answering.pipeline.drafts import Draft
 from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
 from retrieval.search import Candidate

@@ -9,10 +9,10 @@ from typing import Any
 
 from django.conf import settings
 
-from answering.pipeline import MAX_QUESTION_CHARS
+from answering.pipeline.flow import MAX_QUESTION_CHARS
 
 # Each earlier turn is cut to this many characters before it waits for its stream
-# (answering/web/pending.py); rewriting needs what a turn was about, not all of it. The
+# (answering/chat/pending.py); rewriting needs what a turn was about, not all of it. The
 # pipeline's own cap is the question limit.
 HISTORY_TURN_CHARS = 1500
 MAX_HISTORY_FIELD_CHARS = 64 * 1024

@@ -10,8 +10,8 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from answering import charts, triage
-from answering.dashboard import DEFAULT_DAYS, Dashboard, daily_metrics
+from answering.console import charts, triage
+from answering.console.dashboard import DEFAULT_DAYS, Dashboard, daily_metrics
 from answering.models import Trace
 from tenants.models import Tenant
 from tenants import staff

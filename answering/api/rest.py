@@ -13,8 +13,8 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
 from answering.sse import is_asgi, sse, sse_response
-from answering.pipeline import MAX_QUESTION_CHARS, AnswerResult, Event, QuestionRejected, answer, answer_stream
-from answering.records import feedback_record
+from answering.pipeline.flow import MAX_QUESTION_CHARS, AnswerResult, Event, QuestionRejected, answer, answer_stream
+from answering.pipeline.records import feedback_record
 from tenants.apierrors import InvalidRequest, NotFound
 from tenants.apikeys import KeyPrincipal
 from tenants.apitypes import STRICT, JsonInt, Vote

@@ -1,0 +1,297 @@
+"""The operations console: the escalation queue, the trace viewer with feedback triage, and
+the dashboard. Staff see their own tenants' rows read within their audiences (TenantScopedAdmin,
+tenants/staff.py: an escalation follows its trace); every write goes through
+answering/console/escalations.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_POST
+
+from answering.console import escalations, parts, triage
+from answering.console.dashboard_view import dashboard_view
+from answering.console.stats import answer_stats
+from answering.models import Escalation, Trace
+from tenants.admin import TenantScopedAdmin
+from tenants.staff import staff_access
+
+# Triage reads every selected trace's cited documents; the filter looks at this many recent ones.
+TRIAGE_FILTER_LIMIT = 2000
+
+
+class ResolveForm(forms.Form):
+    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 5, "cols": 80}), required=False,
+                           max_length=escalations.MAX_NOTE_CHARS,
+                           help_text="What the customer should have been told. Needed to add it to the knowledge base.")
+    to_document = forms.BooleanField(required=False, label="Also add the question and this note to the knowledge "
+                                                           "base as a ticket")
+    audience = forms.ChoiceField(required=False, help_text="Who may read the ticket.")
+
+
+@admin.register(Escalation)
+class EscalationAdmin(TenantScopedAdmin):
+    audience_field, audience_key = "trace__audiences", "slug"
+    list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "created_at", "knowledge"]
+    list_filter = ["status", "reason", "tenant"]
+    search_fields = ["question", "conversation_id"]
+    list_select_related = ["tenant", "assignee", "knowledge_job"]
+    fieldsets = [
+        ("Question", {"fields": ["tenant", "conversation_display", "created_at"]}),
+        ("Why it escalated", {"fields": ["reason", "detail", "trace_link", "candidates_display"]}),
+        ("Work", {"fields": ["status", "assignee", "claimed_at", "resolved_at", "resolution_note", "knowledge"]}),
+    ]
+    readonly_fields = ["tenant", "conversation_display", "created_at", "reason", "detail", "trace_link",
+                       "candidates_display", "status", "assignee", "claimed_at", "resolved_at", "resolution_note",
+                       "knowledge"]
+    actions = ["claim", "mark_resolved"]
+    change_form_template = "admin/answering/escalation/change_form.html"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # escalations come from the pipeline's one exit
+
+    def has_delete_permission(self, request: HttpRequest, obj: Escalation | None = None) -> bool:
+        return False  # the queue is history too; resolve instead
+
+    @admin.display(description="question")
+    def short_question(self, obj: Escalation) -> str:
+        return obj.question[:80]
+
+    @admin.display(description="question and history")
+    def conversation_display(self, obj: Escalation) -> str:
+        return parts.history_html(question=obj.question, history=obj.history)
+
+    @admin.display(description="what retrieval found")
+    def candidates_display(self, obj: Escalation) -> str:
+        return parts.escalation_candidates_html(escalation=obj)
+
+    @admin.display(description="trace")
+    def trace_link(self, obj: Escalation) -> str:
+        url = reverse("admin:answering_trace_change", args=[obj.trace_id])
+        return format_html('<a href="{}">trace #{}</a>', url, obj.trace_id)
+
+    @admin.display(description="knowledge base")
+    def knowledge(self, obj: Escalation) -> str:
+        job = obj.knowledge_job
+        if job is None:
+            return "—"
+        url = reverse("admin:corpus_ingestjob_change", args=[job.pk])
+        return format_html('<a href="{}">ticket {} (ingest job #{}: {})</a>', url,
+                           escalations.ticket_slug(obj), job.pk, job.status)
+
+    # -- list actions ------------------------------------------------------------------
+    @admin.action(description="Claim selected escalations")
+    def claim(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
+        self._report(request, "claimed", *escalations.escalations_claim(escalations=list(queryset),
+                                                                         user=request.user))
+
+    @admin.action(description="Resolve selected escalations (no note)")
+    def mark_resolved(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
+        self._report(request, "resolved", *escalations.escalations_resolve(escalations=list(queryset),
+                                                                           user=request.user))
+
+    def _report(self, request: HttpRequest, verb: str, done: int, refused: list[str]) -> None:
+        self.message_user(request, f"{done} escalation(s) {verb}.")
+        for reason in refused:
+            self.message_user(request, reason, messages.WARNING)
+
+    # -- change page buttons -------------------------------------------------------------
+    def get_urls(self) -> list[Any]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/claim/", wrap(require_POST(self.claim_view)), name="answering_escalation_claim"),
+            path("<path:object_id>/resolve/", wrap(require_POST(self.resolve_view)),
+                 name="answering_escalation_resolve"),
+            path("<path:object_id>/to-document/", wrap(require_POST(self.to_document_view)),
+                 name="answering_escalation_to_document"),
+        ] + super().get_urls()
+
+    def _editable(self, request: HttpRequest, object_id: str) -> Escalation:
+        obj = self.get_object(request, object_id)
+        if obj is None:
+            raise Http404  # another tenant's escalation does not exist, as far as this user knows
+        if not self.has_change_permission(request, obj):
+            raise PermissionDenied
+        return obj
+
+    def _back(self, obj: Escalation) -> HttpResponseRedirect:
+        return HttpResponseRedirect(reverse("admin:answering_escalation_change", args=[obj.pk]))
+
+    def _resolve_form(self, request: HttpRequest, obj: Escalation, data: Any = None) -> ResolveForm:
+        form = ResolveForm(data, initial={"note": obj.resolution_note,
+                                          "audience": escalations.default_audience(escalation=obj)})
+        # A ticket goes only into an audience the agent holds (the choice also refuses a forged one).
+        slugs = staff_access(request).audience_slugs(obj.tenant_id)
+        form.fields["audience"].choices = [(s, s) for s in sorted(slugs)]
+        return form
+
+    def claim_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = self._editable(request, object_id)
+        try:
+            escalations.escalation_claim(escalation=obj, user=request.user)
+            self.message_user(request, f"You claimed escalation #{obj.pk}.")
+        except escalations.EscalationConflict as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        return self._back(obj)
+
+    def resolve_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = self._editable(request, object_id)
+        form = self._resolve_form(request, obj, request.POST)
+        if not form.is_valid():
+            self.message_user(request, "; ".join(e for errs in form.errors.values() for e in errs), messages.ERROR)
+            return self._back(obj)
+        try:
+            obj = escalations.escalation_resolve(escalation=obj, user=request.user, note=form.cleaned_data["note"])
+            self.message_user(request, f"Escalation #{obj.pk} resolved.")
+            if form.cleaned_data["to_document"]:
+                self._queue_document(request, obj, form.cleaned_data["audience"] or None)
+        except (escalations.EscalationConflict, ValueError) as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        return self._back(obj)
+
+    def to_document_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = self._editable(request, object_id)
+        form = self._resolve_form(request, obj, request.POST)
+        audience = form.cleaned_data["audience"] if form.is_valid() else None
+        try:
+            self._queue_document(request, obj, audience or None)
+        except (escalations.EscalationConflict, ValueError) as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        return self._back(obj)
+
+    def _queue_document(self, request: HttpRequest, obj: Escalation, audience: str | None) -> None:
+        job = escalations.escalation_to_document(escalation=obj, user=request.user, audience=audience)
+        self.message_user(request, f"Ticket {escalations.ticket_slug(obj)} queued for ingestion "
+                                   f"(job #{job.pk}, audience {job.audience}).")
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> Any:
+        obj = self.get_object(request, object_id)
+        context = {**(extra_context or {}), "show_save": False, "show_save_and_continue": False,
+                   "show_save_and_add_another": False, "show_delete": False}
+        if obj is not None:
+            context.update(escalation=obj, resolve_form=self._resolve_form(request, obj),
+                           can_work=self.has_change_permission(request, obj))
+        return super().change_view(request, object_id, form_url, context)
+
+
+class TriageFilter(admin.SimpleListFilter):
+    title = "feedback triage"
+    parameter_name = "triage"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(c, triage.CATEGORY_LABELS[c]) for c in triage.CATEGORIES]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Trace]) -> QuerySet[Trace]:
+        if self.value() not in triage.CATEGORIES:
+            return queryset
+        with_feedback = list(queryset.filter(feedback__isnull=False).order_by("-created_at")[:TRIAGE_FILTER_LIMIT])
+        results = triage.triage_traces(traces=with_feedback)
+        return queryset.filter(pk__in=[pk for pk, r in results.items() if r.category == self.value()])
+
+
+@admin.register(Trace)
+class TraceAdmin(TenantScopedAdmin):
+    audience_field, audience_key = "audiences", "slug"
+    list_display = ["id", "tenant", "short_question", "action", "generator", "cache_hit", "latency", "cost_usd",
+                    "feedback", "created_at"]
+    list_filter = [TriageFilter, "action", "cache_hit", "feedback", "tenant"]
+    search_fields = ["question", "conversation_id"]
+    list_select_related = ["tenant"]
+    fieldsets = [
+        ("Request", {"fields": ["tenant", "created_at", "conversation_id", "audience_list", "question",
+                                "rewritten_query", "history_turns", "action", "escalation_link"]}),
+        ("Answer", {"fields": ["answer", "citations_display"]}),
+        ("Latency", {"fields": ["stages_display"]}),
+        ("Retrieval", {"fields": ["gate_display", "candidates_display"]}),
+        ("Cost and cache", {"fields": ["cost_display"]}),
+        ("Feedback", {"fields": ["vote", "feedback_comment", "triage_display"]}),
+    ]
+    readonly_fields = ["tenant", "created_at", "conversation_id", "audience_list", "question", "rewritten_query",
+                       "history_turns", "action", "escalation_link", "answer", "citations_display", "stages_display",
+                       "gate_display", "candidates_display", "cost_display", "vote", "feedback_comment",
+                       "triage_display"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Trace | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Trace | None = None) -> bool:
+        return False
+
+    @admin.display(description="question")
+    def short_question(self, obj: Trace) -> str:
+        return obj.question[:80]
+
+    @admin.display(description="audiences")
+    def audience_list(self, obj: Trace) -> str:
+        return ", ".join(obj.audiences or []) or "—"
+
+    @admin.display(description="feedback")
+    def vote(self, obj: Trace) -> str:
+        return {1: "voted up", -1: "voted down"}.get(obj.feedback, "—")
+
+    @admin.display(description="latency")
+    def latency(self, obj: Trace) -> str:
+        return f"{parts.total_latency_ms(obj):.0f} ms"
+
+    @admin.display(description="escalation")
+    def escalation_link(self, obj: Trace) -> str:
+        escalation = Escalation.objects.filter(trace_id=obj.pk).values_list("pk", "status").first()
+        if escalation is None:
+            return "—"
+        url = reverse("admin:answering_escalation_change", args=[escalation[0]])
+        return format_html('<a href="{}">escalation #{} ({})</a>', url, *escalation)
+
+    @admin.display(description="citations and claim checks")
+    def citations_display(self, obj: Trace) -> str:
+        return parts.citations_html(trace=obj)
+
+    @admin.display(description="stages")
+    def stages_display(self, obj: Trace) -> str:
+        return parts.stages_html(trace=obj)
+
+    @admin.display(description="confidence gate")
+    def gate_display(self, obj: Trace) -> str:
+        return parts.gate_html(trace=obj)
+
+    @admin.display(description="candidates")
+    def candidates_display(self, obj: Trace) -> str:
+        retrieval = obj.retrieval or {}
+        return parts.candidates_html(candidates=retrieval.get("candidates") or [],
+                                       dropped=len(retrieval.get("dropped") or []))
+
+    @admin.display(description="cost, tokens, cache")
+    def cost_display(self, obj: Trace) -> str:
+        return parts.cost_html(trace=obj)
+
+    @admin.display(description="triage")
+    def triage_display(self, obj: Trace) -> str:
+        if obj.feedback is None:
+            return "— (no feedback)"
+        result = triage.trace_triage(obj)
+        return format_html("<strong>{}</strong>: {}", result.label, result.reason)
+
+    def get_urls(self) -> list[Any]:
+        view = self.admin_site.admin_view(self.dashboard)
+        return [path("dashboard/", view, name="answering_dashboard")] + super().get_urls()
+
+    def dashboard(self, request: HttpRequest) -> TemplateResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return dashboard_view(request, admin_site=self.admin_site, access=staff_access(request))
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        access = staff_access(request)
+        stats = answer_stats(tenant_ids=access.tenant_ids(), audiences=access.slugs_by_tenant())
+        return super().changelist_view(request, {**(extra_context or {}), "answer_stats": stats})
