@@ -1,5 +1,2 @@
-"""The demo corpus: facts declared in Python, prose rendered from deterministic templates.
-
-spec*.py declare what the corpus says, templates.py/phrasebook.py say it in prose, and
-generate.py writes corpus/demo/output/ (committed) and checks every declared fact is there.
-"""
+"""The demo corpus, as data: two tenants' documents (<tenant>/), what they are declared to say
+(facts/<tenant>.yaml, read by declared.py), and the loader (load.py)."""

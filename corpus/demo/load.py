@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
+from corpus.demo.declared import TENANTS, source_paths, tenant_folder
 from corpus.ingest import IngestReport, ingest_paths
 from corpus.manifest import MANIFEST_NAME
 from tenants import actions
 from tenants.models import Tenant
 
-OUTPUT = Path(__file__).resolve().parent / "output"
-DEMO_TENANTS = {"paylane": "PayLane (payments API)", "helpwise": "Helpwise (helpdesk SaaS)"}
-
 
 def demo_load(*, force: bool = False, progress: bool = False,
               say: Callable[[str], None] = lambda m: None) -> list[IngestReport]:
     reports = []
-    for slug, name in DEMO_TENANTS.items():
+    for slug, name in TENANTS.items():
         if Tenant.objects.filter(slug=slug).exists() and not force:
             say(f"demo tenant {slug} exists; skipping (use --force to re-ingest)")
             continue
         tenant, _ = actions.tenant_get_or_create(slug=slug, name=name)
-        folder = OUTPUT / slug
-        paths = [folder / "docs", folder / "changelog.json", folder / "tickets.json"]
-        reports.append(ingest_paths(tenant=tenant, paths=paths, manifest=folder / MANIFEST_NAME,
+        folder = tenant_folder(slug)
+        reports.append(ingest_paths(tenant=tenant, paths=source_paths(folder), manifest=folder / MANIFEST_NAME,
                                     progress=progress, say=say))
     return reports

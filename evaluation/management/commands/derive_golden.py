@@ -11,12 +11,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.derive import derive_for
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden"
-HEADER = ("# Derived by `manage.py derive_golden --tenant {slug}` from corpus/demo/spec*.py (the declared\n"
-          "# facts). Committed, then edited by hand; re-deriving overwrites it. Format: GOLDEN_FORMAT.md.\n")
+HEADER = ("# Derived by `manage.py derive_golden --tenant {slug}` from corpus/demo/facts/{slug}.yaml (the\n"
+          "# declared facts); may be edited by hand, re-deriving overwrites it. corpus/tests/test_demo_facts.py\n"
+          "# holds every case to the declared facts. Format: GOLDEN_FORMAT.md.\n")
 
 
 class Command(BaseCommand):
-    help = "Derive a golden set for a demo tenant from the demo corpus specification."
+    help = "Derive a golden set for a demo tenant from its declared facts and documents."
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
