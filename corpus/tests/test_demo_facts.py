@@ -147,7 +147,6 @@ def test_documents_cover_every_audience_and_source(tenant: str) -> None:
     assert all(list(e) == ["id", "subject", "question", "resolution", "resolved_at", "audience"] for e in entries)
 
 
-@pytest.mark.xfail(strict=True, reason="the generated filler is still in the documents (rewritten next)")
 def test_no_sentence_is_padding_repeated_across_the_demo() -> None:
     """A help centre says each thing once, where it applies: a sentence of six words or more
     that appears in two places of the demo is filler (or a copy that will drift)."""
