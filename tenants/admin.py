@@ -178,24 +178,34 @@ class MembershipAudienceInline(TenantAudienceInline):
     model = MembershipAudience
 
 
-@admin.register(Membership)
-class MembershipAdmin(TenantScopedAdmin):
+class AudienceHolderAdmin(TenantScopedAdmin):
+    """A membership or an API key: a row that holds audiences through a table of its own
+    (`held_table`, whose `holder_column` names the row). A tenant admin manages it only when
+    they hold every audience it holds."""
+
     admin_writes = True
-    list_display = ["user", "tenant", "role", "audience_list", "created_at"]
-    list_filter = ["tenant", "role"]
-    search_fields = ["user__username", "user__email", "tenant__slug"]
-    inlines = [MembershipAudienceInline]
+    held_table: type[MembershipAudience | ApiKeyAudience]
+    holder_column: str
 
     @admin.display(description="Audiences")
-    def audience_list(self, obj: Membership) -> str:
+    def audience_list(self, obj: Membership | ApiKey) -> str:
         return ", ".join(a.slug for a in obj.audiences.all())
 
-    def row_manageable(self, access: StaffAccess, obj: Membership) -> bool:
-        held = MembershipAudience.objects.filter(membership_id=obj.pk).values_list("audience_id", flat=True)
+    def row_manageable(self, access: StaffAccess, obj: Membership | ApiKey) -> bool:
+        held = self.held_table.objects.filter(**{self.holder_column: obj.pk}).values_list("audience_id", flat=True)
         return access.holds(obj.tenant_id, held)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         save_tenant_rows(form, formset)
+
+
+@admin.register(Membership)
+class MembershipAdmin(AudienceHolderAdmin):
+    held_table, holder_column = MembershipAudience, "membership_id"
+    list_display = ["user", "tenant", "role", "audience_list", "created_at"]
+    list_filter = ["tenant", "role"]
+    search_fields = ["user__username", "user__email", "tenant__slug"]
+    inlines = [MembershipAudienceInline]
 
 
 class ApiKeyAudienceInline(TenantAudienceInline):
@@ -236,10 +246,10 @@ class ApiKeyCreateForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(TenantScopedAdmin):
+class ApiKeyAdmin(AudienceHolderAdmin):
     """Only the hash is stored: the key is shown once, on the page answering its creation."""
 
-    admin_writes = True
+    held_table, holder_column = ApiKeyAudience, "api_key_id"
     list_display = ["prefix", "name", "tenant", "audience_list", "rate_limit_per_minute", "created_at",
                     "last_used_at", "revoked_at"]
     list_filter = ["tenant", ("revoked_at", admin.EmptyFieldListFilter)]
@@ -276,14 +286,6 @@ class ApiKeyAdmin(TenantScopedAdmin):
             found.pop("revoke", None)
         return found
 
-    @admin.display(description="Audiences")
-    def audience_list(self, obj: ApiKey) -> str:
-        return ", ".join(a.slug for a in obj.audiences.all())
-
-    def row_manageable(self, access: StaffAccess, obj: ApiKey) -> bool:
-        held = ApiKeyAudience.objects.filter(api_key_id=obj.pk).values_list("audience_id", flat=True)
-        return access.holds(obj.tenant_id, held)
-
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
@@ -310,9 +312,6 @@ class ApiKeyAdmin(TenantScopedAdmin):
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         if change:  # on creation api_key_create wrote the audiences; the form has no M2M to save
             super().save_related(request, form, formsets, change)
-
-    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
-        save_tenant_rows(form, formset)
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
