@@ -61,6 +61,21 @@ def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, Chun
     return {"id": case.id, "type": case.type, "leaked": leaked, "passed": not leaked}
 
 
+@dataclass
+class _Run:
+    """What every case of one arm's run reads: the set's resolved chunks and the arm's chain."""
+
+    golden: GoldenSet
+    tenant: Tenant
+    chunks: dict[int, ChunkInfo]
+    relevant: dict[str, set[int]]
+    archived_docs: set[tuple[str, str]]
+    judge: Judge | None
+    chain: Any = None
+    latencies: list[float] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=dict)
+
+
 def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = (1, 3, 5, 10),
             progress: bool = False, chunks: dict[int, ChunkInfo] | None = None,
             judge: Judge | None = None) -> tuple[ArmReport, list[str]]:
@@ -72,71 +87,74 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
         raise ValueError(f"arm {arm} needs a model provider to rephrase with, and none is configured")
     chunks = chunks if chunks is not None else tenant_chunks(tenant)
     relevant, errors = resolve(golden, chunks)
-    archived_docs = {(i.source_type, i.slug) for i in chunks.values() if i.archived}
+    run = _Run(golden=golden, tenant=tenant, chunks=chunks, relevant=relevant, judge=judge, chain=chain,
+               archived_docs={(i.source_type, i.slug) for i in chunks.values() if i.archived})
     report = ArmReport(arm=arm)
-    latencies: list[float] = []
-    stages: dict[str, list[float]] = {}
     with override_settings(CACHE_ENABLED=False, **spec.settings):
         for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
-            if case.type == "greeting":
-                hit = match_greeting(case.question) is not None
-                report.cases.append({"id": case.id, "type": case.type, "passed": hit})
-                continue
-            if case.type in ("tenant_probe", "audience_probe"):
-                outcome = _probe(case, golden, tenant, chunks)
-                report.cases.append(outcome)
-                if not outcome["passed"]:
-                    report.hard_failures.append(f"{case.id}: {case.type} retrieved {outcome['leaked']}")
-                continue
-            if chain is not None:
-                started = time.perf_counter()
-                retrieved = multi_query_retrieve(tenant=tenant, audience=golden.audience, question=case.question,
-                                                 history=case.history, chain=chain)
-                latencies.append((time.perf_counter() - started) * 1000)
-                report.cases.append(_retrieval_row(case, retrieved, relevant, chunks))
-                continue
-            started = time.perf_counter()
-            result = answer(tenant=tenant, audiences=[golden.audience], question=case.question,
-                            history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True)
-            latencies.append((time.perf_counter() - started) * 1000)
-            for stage, ms in result.stage_ms.items():
-                stages.setdefault(stage, []).append(ms)
-            ranked = [c["chunk_id"] for c in result.retrieved]
-            page_ids = {cid for cid, info in chunks.items()
-                        if any(matches(l, info, page_level=True) for l in case.expected)}
-            answered = result.action == "answered"
-            text = result.text if answered else ""
-            cited_docs = {(s["source_type"], s["slug"]) for s in result.sources}
-            expected_docs = {(l.source, l.document_slug) for l in case.expected}
-            row = {
-                "id": case.id, "type": case.type, "action": result.action,
-                "hit_rank": first_hit_rank(ranked, relevant.get(case.id, set())) if case.expected else None,
-                "page_hit_rank": first_hit_rank(ranked, page_ids) if case.expected else None,
-                "retrieved": [f"{c['source_type']}:{c['slug']}#{c['heading_path']}" for c in result.retrieved[:5]],
-                "expected": [l.describe() for l in case.expected],
-                "fact_coverage": (mean([1.0 if _contains(text, f) else 0.0 for f in case.must_contain])
-                                  if case.must_contain else None),
-                "forbidden": [f for f in case.must_not_contain if _contains(text, f)],
-                "citation_correct": bool(cited_docs & expected_docs) if answered and case.expected else None,
-                "stale_cited": sorted(f"{t}:{s}" for t, s in cited_docs & archived_docs),
-                "trace_id": result.trace_id,
-            }
-            if judge is not None and answered:
-                row["judge"] = judge_case(judge=judge, tenant=tenant, question=case.question, answer=result.text,
-                                          sources=result.sources)
+            row, failures = _run_case(run, case)
             report.cases.append(row)
-            if case.type == "must_abstain" and answered:
-                report.hard_failures.append(f"{case.id}: must-abstain case was answered")
-            if row["forbidden"]:
-                report.hard_failures.append(f"{case.id}: answer contains forbidden text {row['forbidden']}")
-            if row["stale_cited"]:
-                report.hard_failures.append(f"{case.id}: cited archived documents {row['stale_cited']}")
-            if result.action == "greeting":
-                report.hard_failures.append(f"{case.id}: intercepted as a greeting")
-    report.metrics = summarise(report.cases, ks, latencies, stages)
+            report.hard_failures.extend(failures)
+    report.metrics = summarise(report.cases, ks, run.latencies, run.stages)
     judged, report.judge_note = judge_metrics(report.cases, configured=judge is not None)
     report.metrics.update(judged)
     return report, errors
+
+
+def _run_case(run: _Run, case: Case) -> tuple[dict[str, Any], list[str]]:
+    """One case's outcome row and the hard assertions it broke."""
+    if case.type == "greeting":
+        return {"id": case.id, "type": case.type, "passed": match_greeting(case.question) is not None}, []
+    if case.type in ("tenant_probe", "audience_probe"):
+        outcome = _probe(case, run.golden, run.tenant, run.chunks)
+        return outcome, [] if outcome["passed"] else [f"{case.id}: {case.type} retrieved {outcome['leaked']}"]
+    started = time.perf_counter()
+    if run.chain is not None:
+        retrieved = multi_query_retrieve(tenant=run.tenant, audience=run.golden.audience, question=case.question,
+                                         history=case.history, chain=run.chain)
+        run.latencies.append((time.perf_counter() - started) * 1000)
+        return _retrieval_row(case, retrieved, run.relevant, run.chunks), []
+    result = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.question,
+                    history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True)
+    run.latencies.append((time.perf_counter() - started) * 1000)
+    for stage, ms in result.stage_ms.items():
+        run.stages.setdefault(stage, []).append(ms)
+    row = _answer_row(run, case, result)
+    return row, _hard_failures(case, row, result.action)
+
+
+def _answer_row(run: _Run, case: Case, result: Any) -> dict[str, Any]:
+    row = _retrieval_row(case, result.retrieved, run.relevant, run.chunks)
+    answered = result.action == "answered"
+    text = result.text if answered else ""
+    cited_docs = {(s["source_type"], s["slug"]) for s in result.sources}
+    expected_docs = {(l.source, l.document_slug) for l in case.expected}
+    row.update({
+        "action": result.action,
+        "fact_coverage": (mean([1.0 if _contains(text, f) else 0.0 for f in case.must_contain])
+                          if case.must_contain else None),
+        "forbidden": [f for f in case.must_not_contain if _contains(text, f)],
+        "citation_correct": bool(cited_docs & expected_docs) if answered and case.expected else None,
+        "stale_cited": sorted(f"{t}:{s}" for t, s in cited_docs & run.archived_docs),
+        "trace_id": result.trace_id,
+    })
+    if run.judge is not None and answered:
+        row["judge"] = judge_case(judge=run.judge, tenant=run.tenant, question=case.question, answer=result.text,
+                                  sources=result.sources)
+    return row
+
+
+def _hard_failures(case: Case, row: dict[str, Any], action: str) -> list[str]:
+    failures = []
+    if case.type == "must_abstain" and action == "answered":
+        failures.append(f"{case.id}: must-abstain case was answered")
+    if row["forbidden"]:
+        failures.append(f"{case.id}: answer contains forbidden text {row['forbidden']}")
+    if row["stale_cited"]:
+        failures.append(f"{case.id}: cited archived documents {row['stale_cited']}")
+    if action == "greeting":
+        failures.append(f"{case.id}: intercepted as a greeting")
+    return failures
 
 
 def _retrieval_row(case: Case, retrieved: list[dict[str, Any]], relevant: dict[str, set[int]],
