@@ -6,10 +6,10 @@ from django.conf import settings
 from django.db import models
 
 from corpus.models import IngestJob
-from tenants.models import Tenant
+from tenants.models import LogMirror, Tenant
 
 
-class Trace(models.Model):
+class Trace(LogMirror):
     class Action(models.TextChoices):
         ANSWERED = "answered", "Answered"
         ESCALATED = "escalated", "Escalated"
@@ -36,18 +36,15 @@ class Trace(models.Model):
     details = models.JSONField(default=dict)
     feedback = models.SmallIntegerField(null=True, blank=True)
     feedback_comment = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        managed = False
+    class Meta(LogMirror.Meta):
         db_table = "answering_trace"
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"trace #{self.pk} ({self.action})"
 
 
-class Escalation(models.Model):
+class Escalation(LogMirror):
     class Reason(models.TextChoices):
         WEAK_RETRIEVAL = "weak_retrieval", "Weak retrieval"
         MODEL_DECLINED = "model_declined", "Model declined"
@@ -70,16 +67,13 @@ class Escalation(models.Model):
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="+")
     resolution_note = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     # The ingest job that turned the resolution into a ticket document (answering/escalations.py).
     knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
-    class Meta:
-        managed = False
+    class Meta(LogMirror.Meta):
         db_table = "answering_escalation"
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"escalation #{self.pk} ({self.reason}, {self.status})"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from django.db import models
 
-from tenants.models import Audience, Tenant
+from tenants.models import Audience, LogMirror, Mirror, Tenant
 
 
-class Document(models.Model):
+class Document(Mirror):
     class SourceType(models.TextChoices):
         DOC = "doc", "Documentation"
         CHANGELOG = "changelog", "Changelog entry"
@@ -43,8 +43,7 @@ class Document(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    class Meta:
-        managed = False
+    class Meta(Mirror.Meta):
         db_table = "corpus_document"
         ordering = ["tenant__slug", "source_type", "slug"]
         constraints = [
@@ -55,7 +54,7 @@ class Document(models.Model):
         return f"{self.tenant.slug}:{self.source_type}/{self.slug}"
 
 
-class IngestJob(models.Model):
+class IngestJob(LogMirror):
     """An upload waiting for, or done with, the background ingest (corpus.jobs)."""
 
     class Status(models.TextChoices):
@@ -76,14 +75,11 @@ class IngestJob(models.Model):
     error = models.TextField(blank=True, default="")
     task_id = models.CharField(max_length=64, blank=True, default="")
     created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        managed = False
+    class Meta(LogMirror.Meta):
         db_table = "corpus_ingestjob"
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"ingest #{self.pk} ({self.tenant.slug}, {self.status})"

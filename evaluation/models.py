@@ -2,22 +2,19 @@ from __future__ import annotations
 
 from django.db import models
 
-from tenants.models import Tenant
+from tenants.models import LogMirror, Tenant
 
 
-class EvalRun(models.Model):
+class EvalRun(LogMirror):
     """One `manage.py eval` run: the whole report, arms side by side."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     golden = models.CharField(max_length=500)
     arms = models.JSONField(default=list)
     report = models.JSONField()
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        managed = False
+    class Meta(LogMirror.Meta):
         db_table = "evaluation_run"
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"eval #{self.pk} {self.golden} ({', '.join(self.arms)})"

@@ -11,7 +11,26 @@ from django.conf import settings
 from django.db import models
 
 
-class Tenant(models.Model):
+class Mirror(models.Model):
+    """A model over a table that raw SQL in migrations/ creates: Django never creates or alters
+    it, and tenants/tests/test_schema.py holds every field to its column (docs/decisions/0039)."""
+
+    class Meta:
+        abstract = True
+        managed = False
+
+
+class LogMirror(Mirror):
+    """A mirrored log (traces, escalations, ingest jobs, eval runs): stamped rows, newest first."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta(Mirror.Meta):
+        abstract = True
+        ordering = ["-created_at"]
+
+
+class Tenant(Mirror):
     slug = models.SlugField(max_length=63, unique=True)
     name = models.CharField(max_length=200)
     # A PostgreSQL text search configuration name (english, simple, german, ...).
@@ -20,8 +39,7 @@ class Tenant(models.Model):
     daily_spend_cap_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        managed = False
+    class Meta(Mirror.Meta):
         db_table = "tenants_tenant"
         ordering = ["slug"]
 
@@ -29,7 +47,7 @@ class Tenant(models.Model):
         return self.slug
 
 
-class Audience(models.Model):
+class Audience(Mirror):
     """Who may read a document: every document has one, every reader has a set."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="audiences")
@@ -37,8 +55,7 @@ class Audience(models.Model):
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        managed = False
+    class Meta(Mirror.Meta):
         db_table = "tenants_audience"
         ordering = ["tenant__slug", "slug"]
         constraints = [models.UniqueConstraint(fields=["tenant", "slug"], name="tenants_audience_tenant_slug_uniq")]
@@ -47,7 +64,7 @@ class Audience(models.Model):
         return f"{self.tenant.slug}/{self.slug}"
 
 
-class Membership(models.Model):
+class Membership(Mirror):
     class Role(models.TextChoices):
         OWNER = "owner", "Tenant admin"
         AGENT = "agent", "Support agent"
@@ -58,8 +75,7 @@ class Membership(models.Model):
     audiences = models.ManyToManyField(Audience, through="MembershipAudience", related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        managed = False
+    class Meta(Mirror.Meta):
         db_table = "tenants_membership"
         constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="tenants_membership_tenant_user_uniq")]
 
@@ -67,17 +83,7 @@ class Membership(models.Model):
         return f"{self.user} @ {self.tenant.slug} ({self.role})"
 
 
-class MembershipAudience(models.Model):
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    membership = models.ForeignKey(Membership, on_delete=models.CASCADE)
-    audience = models.ForeignKey(Audience, on_delete=models.CASCADE)
-
-    class Meta:
-        managed = False
-        db_table = "tenants_membership_audience"
-
-
-class ApiKey(models.Model):
+class ApiKey(Mirror):
     """A per-tenant key. Only a hash is stored; the prefix identifies it in lists and logs."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
@@ -91,8 +97,7 @@ class ApiKey(models.Model):
     # Requests per minute; NULL: the API_RATE_LIMIT_PER_KEY setting, 0: unlimited (tenants/apikeys.py).
     rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
 
-    class Meta:
-        managed = False
+    class Meta(Mirror.Meta):
         db_table = "tenants_apikey"
         verbose_name = "API key"
 
@@ -100,11 +105,26 @@ class ApiKey(models.Model):
         return f"{self.prefix}… ({self.name})"
 
 
-class ApiKeyAudience(models.Model):
+class HeldAudience(Mirror):
+    """One audience a membership or an API key holds (the table's composite keys keep both in
+    one tenant)."""
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE)
     audience = models.ForeignKey(Audience, on_delete=models.CASCADE)
 
-    class Meta:
-        managed = False
+    class Meta(Mirror.Meta):
+        abstract = True
+
+
+class MembershipAudience(HeldAudience):
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE)
+
+    class Meta(HeldAudience.Meta):
+        db_table = "tenants_membership_audience"
+
+
+class ApiKeyAudience(HeldAudience):
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE)
+
+    class Meta(HeldAudience.Meta):
         db_table = "tenants_apikey_audience"
