@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from corpus.parsers import ParseError
 from corpus.parsers.budget import FIELD_LIMITS, MAX_MANIFEST_CHARS, load_yaml, scalar
@@ -16,8 +17,9 @@ class ManifestError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class DocumentRef:
+class DocumentRef(NamedTuple):
+    """A document's key, equal to the (source_type, slug) pairs ingest keys documents by."""
+
     source_type: str
     slug: str
 
