@@ -67,6 +67,12 @@ def globex(db: Any) -> Cast:
     return _make_cast("globex")
 
 
+@pytest.fixture
+def uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
+    """Uploads land in the test's own folder, never in the developer's var/media."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+
+
 @pytest.fixture(scope="session")
 def demo_corpus(django_db_setup: Any, django_db_blocker: Any) -> list[Any]:
     """The committed demo corpus, loaded once per session and committed (read by other connections too)."""

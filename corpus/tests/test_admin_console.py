@@ -19,14 +19,7 @@ from corpus.models import Document, IngestJob
 from evaluation.runner import eval_run_store
 from tenants.rls import rls_transaction
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
-    """Upload folders are named by job id, which restarts with every throwaway database."""
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("uploads_in_tmp")]
 ACME_PUBLIC = "Acme anvils ship in crates of twelve."
 ACME_INTERNAL = "Internal: the anvil margin is forty percent."
 GLOBEX_PUBLIC = "Globex reagents ship chilled."
