@@ -11,7 +11,8 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, assert_never
 
 from django.http import HttpRequest, JsonResponse
 from ninja import Field, Router, Schema
@@ -24,7 +25,8 @@ from answering.api.openai_messages import (
     usage,
 )
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
-from answering.pipeline.flow import AnswerResult, Event, QuestionRejected, answer, answer_stream
+from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
+from answering.pipeline.limits import QuestionRejected
 from tenants.apierrors import InvalidRequest
 from tenants.apikeys import KeyPrincipal
 from tenants.apitypes import JSON_INTEGER, STRICT
@@ -81,39 +83,29 @@ def _completion_text(result: AnswerResult) -> str:
     return result.text + sources_footer(result)
 
 
-def _record(principal: KeyPrincipal, body: ChatIn, conversation: Conversation, result: AnswerResult) -> None:
-    openai_request_record(tenant=principal.tenant, trace_id=result.trace_id, model=body.model,
-                          system=conversation.system, temperature=body.temperature,
-                          max_tokens=body.max_tokens or body.max_completion_tokens)
-
-
 @router.post("/chat/completions", response={200: ChatCompletionOut, **ERRORS},
              summary="Chat Completions: a cited, tenant-scoped answer", openapi_extra=STREAMED)
 def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     uses_chain = model_uses_chain(body.model)
     conversation = conversation_from(body.messages, user=body.user)
-    arguments = {"tenant": principal.tenant, "audiences": list(principal.audiences),
-                 "question": conversation.question, "history": conversation.history,
-                 "conversation_id": conversation.conversation_id, "use_default_chain": uses_chain}
-    completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+    arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=conversation.question,
+                    history=conversation.history, conversation_id=conversation.conversation_id,
+                    use_default_chain=uses_chain)
+    completion = _Completion(principal=principal, body=body, conversation=conversation,
+                     completion_id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),
+                     include_usage=bool(body.stream_options and body.stream_options.include_usage))
     try:
-        if not body.stream:
-            result = answer(**arguments)
-        else:
-            events = answer_stream(**arguments)
-            first = next(events)  # a rejected question is a 400 here, not a broken stream
+        if body.stream:
+            # Retrieval runs here, before the response starts: a rejected question is a 400, not a broken stream.
+            return sse_response(completion.chunks(answer_stream(**arguments)), asynchronous=is_asgi(request))
+        result = answer(**arguments)
     except QuestionRejected as exc:
         raise InvalidRequest(str(exc)) from exc
-    if body.stream:
-        include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        chunks = _chunks(principal, body, conversation, first, events, completion_id=completion_id,
-                         created=created, include_usage=include_usage)
-        return sse_response(chunks, asynchronous=is_asgi(request))
-    _record(principal, body, conversation, result)
+    completion.record(result)
     return JsonResponse({
-        "id": completion_id, "object": "chat.completion", "created": created, "model": body.model,
-        "system_fingerprint": None,
+        "id": completion.completion_id, "object": "chat.completion", "created": completion.created,
+        "model": body.model, "system_fingerprint": None,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": _completion_text(result),
                                              "refusal": None},
                      "finish_reason": "stop", "logprobs": None}],
@@ -122,39 +114,61 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     })
 
 
-def _chunks(principal: KeyPrincipal, body: ChatIn, conversation: Conversation, first: Event,
-            rest: Iterator[Event], *, completion_id: str, created: int, include_usage: bool) -> Iterator[bytes]:
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        return sse({"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": body.model,
-                    "system_fingerprint": None,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-                    **({"usage": None} if include_usage else {}), **extra})
+@dataclass(frozen=True)
+class _Completion:
+    """One answer in OpenAI's shapes: the trace note, and the `chat.completion.chunk` events of a stream."""
 
-    # What retrieval found goes out before any text, on the role chunk; the final chunk carries
-    # the sources the answer actually cites.
-    yield chunk({"role": "assistant", "content": ""}, answerdesk={"candidate_sources": first[1]})
-    try:
-        for kind, payload in rest:
-            if kind == "token":
-                yield chunk({"content": payload})
-            elif kind == "done":
-                result: AnswerResult = payload
+    principal: KeyPrincipal
+    body: ChatIn
+    conversation: Conversation
+    completion_id: str
+    created: int
+    include_usage: bool
+
+    def record(self, result: AnswerResult) -> None:
+        openai_request_record(tenant=self.principal.tenant, trace_id=result.trace_id, model=self.body.model,
+                              system=self.conversation.system, temperature=self.body.temperature,
+                              max_tokens=self.body.max_tokens or self.body.max_completion_tokens)
+
+    def chunks(self, events: Iterator[Event]) -> Iterator[bytes]:
+        try:
+            for event in events:
+                yield from self.event_chunks(event)
+        except Exception:
+            # Headers are gone; an error event makes the SDK raise instead of showing half an answer as whole.
+            log.exception("chat completion stream failed for tenant %s", self.principal.tenant.slug)
+            yield sse({"error": {"message": "the answer failed midway; please retry", "type": "server_error",
+                                 "param": None, "code": "internal_error"}})
+            return
+        yield sse("[DONE]")
+
+    def event_chunks(self, event: Event) -> Iterator[bytes]:
+        """One pipeline event as OpenAI's chunks. What retrieval found goes out before any text, on
+        the role chunk; the final chunk carries the sources the answer actually cites."""
+        match event:
+            case Sources(sources=sources):
+                yield self._chunk({"role": "assistant", "content": ""}, answerdesk={"candidate_sources": sources})
+            case Delta(text=text):
+                yield self._chunk({"content": text})
+            case Done(result=result):
                 footer = sources_footer(result)
                 if footer:
-                    yield chunk({"content": footer})
-                _record(principal, body, conversation, result)
-                yield chunk({}, "stop", answerdesk=extension(result))
-                if include_usage:
-                    yield sse({"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                               "model": body.model, "system_fingerprint": None, "choices": [],
-                               "usage": usage(tenant=principal.tenant, result=result)})
-    except Exception:
-        # Headers are gone; an error event makes the SDK raise instead of showing half an answer as whole.
-        log.exception("chat completion stream failed for tenant %s", principal.tenant.slug)
-        yield sse({"error": {"message": "the answer failed midway; please retry", "type": "server_error",
-                             "param": None, "code": "internal_error"}})
-        return
-    yield sse("[DONE]")
+                    yield self._chunk({"content": footer})
+                self.record(result)
+                yield self._chunk({}, "stop", answerdesk=extension(result))
+                if self.include_usage:
+                    yield sse({**self._head(), "choices": [], "usage": usage(tenant=self.principal.tenant,
+                                                                              result=result)})
+            case _:
+                assert_never(event)
+
+    def _head(self) -> dict[str, Any]:
+        return {"id": self.completion_id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.body.model, "system_fingerprint": None}
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return sse({**self._head(), "choices": [choice], **({"usage": None} if self.include_usage else {}), **extra})
 
 
 @router.get("/models", response={200: ModelListOut, **ERRORS}, summary="The models this key can use")

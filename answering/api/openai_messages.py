@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from answering.models import Trace
-from answering.pipeline.flow import MAX_QUESTION_CHARS, AnswerResult
+from answering.pipeline.flow import AnswerResult
+from answering.pipeline.limits import MAX_QUESTION_CHARS
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
 from tenants.models import Tenant
 from tenants.rls import tenant_context

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
-from answering.sse import is_asgi, sse, sse_response
-from answering.pipeline.flow import MAX_QUESTION_CHARS, AnswerResult, Event, QuestionRejected, answer, answer_stream
+from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
+from answering.pipeline.limits import (MAX_CONVERSATION_ID_CHARS, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS,
+                                       QuestionRejected)
 from answering.pipeline.records import feedback_record
+from answering.sse import is_asgi, sse, sse_response
 from tenants.apierrors import InvalidRequest, NotFound
 from tenants.apikeys import KeyPrincipal
 from tenants.apitypes import STRICT, JsonInt, Vote
 
 log = logging.getLogger(__name__)
-MAX_HISTORY_TURNS = 20
 MAX_COMMENT_CHARS = 2000
-MAX_CONVERSATION_ID_CHARS = 64
 
 router = Router(tags=["answers"])
 
@@ -103,25 +103,29 @@ def _wants_stream(request: HttpRequest, body: AskIn) -> bool:
     return body.stream or "text/event-stream" in request.headers.get("Accept", "")
 
 
-def _events(first: Event, rest: Iterator[Event], *, conversation_id: str) -> Iterator[bytes]:
+def event_bytes(event: Event, *, conversation_id: str) -> bytes:
+    """One pipeline event as this API sends it: JSON under the event's own name."""
+    match event:
+        case Sources(sources=sources):
+            data: dict[str, Any] = {"sources": sources}
+        case Delta(text=text):
+            data = {"text": text}
+        case Done(result=result):
+            data = result_body(result, conversation_id=conversation_id)
+        case _:
+            assert_never(event)
+    return sse(data, event=event.kind)
+
+
+def _events(events: Iterator[Event], *, conversation_id: str) -> Iterator[bytes]:
     try:
-        for kind, payload in _chain(first, rest):
-            if kind == "sources":
-                yield sse({"sources": payload}, event="sources")
-            elif kind == "token":
-                yield sse({"text": payload}, event="token")
-            elif kind == "done":
-                yield sse(result_body(payload, conversation_id=conversation_id), event="done")
+        for event in events:
+            yield event_bytes(event, conversation_id=conversation_id)
     except Exception:
         # The status line is gone; the client still needs to know this stream will not finish.
         log.exception("ask stream failed")
         yield sse({"error": {"code": "internal_error", "message": "the answer failed midway; please retry"}},
                   event="error")
-
-
-def _chain(first: Event, rest: Iterator[Event]) -> Iterator[Event]:
-    yield first
-    yield from rest
 
 
 _ASK_200 = {"description": "The answer, as JSON or as server-sent events", "content": {
@@ -141,17 +145,16 @@ _ASK_200 = {"description": "The answer, as JSON or as server-sent events", "cont
              openapi_extra={"responses": {"200": _ASK_200}})
 def ask(request: HttpRequest, body: AskIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
-    arguments = {"tenant": principal.tenant, "audiences": list(principal.audiences), "question": body.question,
-                 "history": [turn.dict() for turn in body.history], "conversation_id": body.conversation_id}
+    arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=body.question,
+                    history=[turn.dict() for turn in body.history], conversation_id=body.conversation_id)
     try:
         if not _wants_stream(request, body):
             return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id))
+        # Retrieval runs here, before the response starts: a rejected question is a 422, not a broken stream.
         events = answer_stream(**arguments)
-        # Run up to the first event here, so a rejected question is a 422, not a broken stream.
-        first = next(events)
     except QuestionRejected as exc:
         raise InvalidRequest(str(exc)) from exc
-    return sse_response(_events(first, events, conversation_id=body.conversation_id), asynchronous=is_asgi(request))
+    return sse_response(_events(events, conversation_id=body.conversation_id), asynchronous=is_asgi(request))
 
 
 @router.post("/feedback", response={200: FeedbackOut, 404: ErrorOut, **ERRORS},

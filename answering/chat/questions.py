@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from answering.pipeline.flow import MAX_QUESTION_CHARS
+from answering.pipeline.limits import MAX_QUESTION_CHARS
 
 # Each earlier turn is cut to this many characters before it waits for its stream
 # (answering/chat/pending.py); rewriting needs what a turn was about, not all of it. The

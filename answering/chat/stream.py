@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import assert_never
 
 from django.utils.html import escape
 
-from answering.pipeline.flow import QuestionRejected, answer_stream
+from answering.pipeline.flow import Delta, Done, Event, Sources, answer_stream
+from answering.pipeline.limits import QuestionRejected
 from answering.chat import render
 from answering.chat.pending import PendingAsk
 from tenants.models import Tenant
@@ -25,21 +27,28 @@ def sse_event(name: str, data: str) -> bytes:
     return (f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
+def event_bytes(event: Event, *, tenant: Tenant, turn_id: str) -> bytes:
+    """One pipeline event as the page reads it: the sources and the end of the turn as HTML, the text escaped."""
+    match event:
+        case Sources(sources=sources):
+            return sse_event("sources", render.sources_html(sources=sources, turn_id=turn_id, final=False))
+        case Delta(text=text):
+            return sse_event("token", str(escape(text)))
+        case Done(result=result):
+            return sse_event("done", render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id, turn_id=turn_id,
+                                                      result=result))
+        case _:
+            assert_never(event)
+
+
 def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str]) -> Iterator[bytes]:
     """Every stream ends with exactly one `done`, also on failure: the page closes the
     connection on it, and without it the browser's EventSource would reconnect and ask again.
     `audiences` come from the signed-in user when the stream starts, never from the pending ask."""
-    turn_id = ask.turn_id
     try:
-        for kind, payload in answer_stream(tenant=tenant, audiences=audiences, question=ask.question,
-                                           history=ask.history, conversation_id=ask.conversation_id):
-            if kind == "sources":
-                yield sse_event("sources", render.sources_html(sources=payload, turn_id=turn_id, final=False))
-            elif kind == "token":
-                yield sse_event("token", str(escape(payload)))
-            elif kind == "done":
-                yield sse_event("done", render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id,
-                                                         turn_id=turn_id, result=payload))
+        for event in answer_stream(tenant=tenant, audiences=audiences, question=ask.question, history=ask.history,
+                                   conversation_id=ask.conversation_id):
+            yield event_bytes(event, tenant=tenant, turn_id=ask.turn_id)
     except QuestionRejected as exc:
         yield sse_event("done", render.failed_html(message=str(exc)))
     except Exception:

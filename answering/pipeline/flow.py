@@ -1,42 +1,45 @@
-"""answer(): the one use case behind the API, the chat page and `manage.py ask`.
+"""answer(): the one use case behind the API, the chat page, `manage.py ask` and the evaluation.
 
-greeting? → rewrite (turn > 1) → retrieve → gate → generate (provider chain | extractive)
-→ citations (keep cited, check by similarity) → trace. Every abstention goes through
-records.abstain, which writes the escalation.
+A question goes through this file top to bottom:
+
+  answer(), answer_stream()  the two ways to ask; both are prepare() and then complete()
+  prepare()   greeting? → spend cap → rewrite (turn > 1) → cache lookup → retrieve → gate;
+              Finished (a greeting, a cache hit, an escalation on weak retrieval) or Prepared
+  complete()  generate (provider chain | extractive) → citations (keep cited, check by
+              similarity) → trace, and the cache entry
+  TraceBuilder  what the stored trace says, filled in stage by stage; it writes the trace
+              (cached, escalate, answered). Every abstention goes through records.abstain,
+              which writes the escalation.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple, Required, TypedDict, Unpack
 
+import numpy as np
 from django.conf import settings
 
 from answering.pipeline import records
-from answering.providers import spend
-from answering.pipeline.citations import check_claims_by_similarity, context_sources, finalize
+from answering.pipeline.citations import CitedAnswer, check_claims_by_similarity, context_sources, finalize
 from answering.pipeline.drafts import Draft
 from answering.pipeline.extractive import extract_answer
-from answering.pipeline.gate import confidence_gate
+from answering.pipeline.gate import GateDecision, confidence_gate
 from answering.pipeline.greetings import greeting_reply
+from answering.pipeline.limits import MAX_CONVERSATION_ID_CHARS, checked_question, history_turns
 from answering.pipeline.llm import generate_with_model
+from answering.pipeline.rewriting import Rewrite, rewrite_query
+from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
-from answering.pipeline.rewriting import rewrite_query
 from cachelayer import service as cache
 from corpus.embedding import get_encoder
-from retrieval.querytext import clean_query
-from retrieval.search import search
+from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
-
-MAX_QUESTION_CHARS = 4000
-
-
-class QuestionRejected(ValueError):
-    pass
+from tenants.scope import TenantScope
 
 
 @dataclass
@@ -55,205 +58,288 @@ class AnswerResult:
     stage_ms: dict[str, float] = field(default_factory=dict)
 
 
-def _clean_history(history: Sequence[dict[str, str]] | None) -> list[dict[str, str]]:
-    turns = []
-    for turn in history or []:
-        role, content = str(turn.get("role", "")), str(turn.get("content", ""))
-        if role not in ("user", "assistant"):
-            raise QuestionRejected(f"history role {role!r} is not user or assistant")
-        turns.append({"role": role, "content": clean_query(content)[:MAX_QUESTION_CHARS]})
-    return turns[-settings.ANSWER_HISTORY_TURNS:]
+# -- what a stream carries: Sources once, before any text; Delta pieces; Done with the result --------
+# Tuples underneath, so `kind, payload = event` reads any of them; `kind` is the event's name on the wire.
+
+class Sources(NamedTuple):
+    """What retrieval found; numbers are provisional (docs/decisions/0017)."""
+
+    kind: Literal["sources"]
+    sources: list[dict[str, Any]]
 
 
-def _generator_name(chain: ProviderChain | None) -> str:
-    if not chain:
-        return "extractive"
-    return "llm:" + ",".join(f"{p.name}/{p.model}" for p in chain.providers)
+class Delta(NamedTuple):
+    kind: Literal["token"]
+    text: str
 
 
-def _serve_cached(tenant: Tenant, hit: cache.CacheHit, question: str, rewritten: str, method: str,
-                  audiences: Sequence[str], turns: list[dict[str, str]], conversation_id: str,
-                  stage_ms: dict[str, float], meter: spend.TenantMeter) -> AnswerResult:
-    """A hit costs no generation and says so; what the rewrite cost before the lookup is still on it."""
-    trace = records.trace_create(tenant=tenant, fields=meter.stamp({
-        "action": "answered", "conversation_id": conversation_id[:64], "audiences": list(audiences),
-        "question": question, "rewritten_query": rewritten if method != "none" else "",
-        "history_turns": len(turns), "answer": hit.answer, "generator": hit.generator, "provider": hit.provider,
-        "model": hit.model, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "cache_hit": True,
-        "citations": hit.sources, "stage_ms": stage_ms,
-        "details": {"cache": {"kind": hit.kind, "entry_id": hit.entry_id, "similarity": round(hit.similarity, 4),
-                              "original_trace_id": hit.original_trace_id,
-                              "cost_saved_usd": hit.original_cost_usd}},
-    }))
-    return AnswerResult(text=hit.answer, action="answered", sources=hit.sources, trace_id=trace.pk,
-                        generator=hit.generator, rewritten_query=rewritten, conflict=hit.conflict, cache_hit=True)
+class Done(NamedTuple):
+    kind: Literal["done"]
+    result: AnswerResult
+
+
+Event = Sources | Delta | Done
+
+
+class Ask(TypedDict, total=False):
+    """What answer() and answer_stream() take, all by keyword: prepare()'s parameters."""
+
+    tenant: Required[Tenant]
+    audiences: Required[Sequence[str]]
+    question: Required[str]
+    history: Sequence[dict[str, str]] | None
+    conversation_id: str
+    chain: ProviderChain | None
+    use_default_chain: bool
+    rerank: str | None
+
+
+def answer(**ask: Unpack[Ask]) -> AnswerResult:
+    step = prepare(**ask)
+    return step.result if isinstance(step, Finished) else complete(step)
+
+
+def answer_stream(**ask: Unpack[Ask]) -> Iterator[Event]:
+    """Sources first, then the text, then the result with its trace id.
+
+    prepare() runs before this returns, so a rejected question raises here, before any event.
+    The text is released only after the citation check: a token shown before we know it is
+    grounded cannot be taken back (docs/decisions/0012-stream-after-citation-check.md)."""
+    return _events(prepare(**ask))
+
+
+def _events(step: Prepared | Finished) -> Iterator[Event]:
+    yield Sources("sources", step.sources)
+    result = step.result if isinstance(step, Finished) else complete(step)
+    for piece in re.findall(r"\S+\s*", result.text):
+        yield Delta("token", piece)
+    yield Done("done", result)
 
 
 def default_chain() -> ProviderChain | None:
     return ProviderChain.from_settings() if settings.ANSWER_PROVIDERS.strip() else None
 
 
-# What the stream yields: ("sources", [source dicts]) once, before any text; ("token", str) pieces;
-# ("done", AnswerResult). A plain call drains the same generator, so both paths are one pipeline.
-Event = tuple[str, Any]
+def generator_name(chain: ProviderChain | None) -> str:
+    """What the cache files an answer under: the same question answered by another generator is another entry."""
+    if not chain:
+        return "extractive"
+    return "llm:" + ",".join(f"{p.name}/{p.model}" for p in chain.providers)
 
 
-def answer(**kwargs: Any) -> AnswerResult:
-    stages = _run(**kwargs)
-    while True:
-        try:
-            next(stages)
-        except StopIteration as stop:
-            return stop.value
+# -- stage one: everything before generation ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Finished:
+    """prepare() already has the answer: a greeting, a cache hit, or an escalation on weak retrieval."""
+
+    result: AnswerResult
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
 
-def answer_stream(**kwargs: Any) -> Iterator[Event]:
-    """Sources first, then the text, then the result with its trace id.
+@dataclass
+class Prepared:
+    """Retrieval passed the gate: what complete() generates from, checks against and records."""
 
-    The text is released only after the citation check: a token shown before we know it is
-    grounded cannot be taken back (docs/decisions/0012-stream-after-citation-check.md)."""
-    stages = _run(**kwargs)
-    sources_sent = False
-    while True:
-        try:
-            kind, payload = next(stages)
-        except StopIteration as stop:
-            result: AnswerResult = stop.value
-            break
-        if kind == "sources":
-            sources_sent = True
-            yield kind, payload
-    if not sources_sent:
-        yield "sources", []
-    for piece in re.findall(r"\S+\s*", result.text):
-        yield "token", piece
-    yield "done", result
+    trace: TraceBuilder
+    scope: TenantScope
+    query: str  # the rewritten query: what was searched, and what the generator answers
+    query_vector: np.ndarray
+    candidates: list[Candidate]  # passed the evidence filter, best first
+    context: list[Candidate]  # the ones the generator reads
+    sources: list[dict[str, Any]]  # the context, one entry per document, shown before any text
+    chain: ProviderChain | None
+    generator: str
 
 
-def _run(
-    *,
-    tenant: Tenant,
-    audiences: Sequence[str],
-    question: str,
-    history: Sequence[dict[str, str]] | None = None,
-    conversation_id: str = "",
-    chain: ProviderChain | None = None,
-    use_default_chain: bool = True,
-    rerank: str | None = None,
-) -> Generator[Event, None, AnswerResult]:
-    question = clean_query(question or "").strip()
-    if not question:
-        raise QuestionRejected("the question is empty")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise QuestionRejected(f"the question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}")
-    turns = _clean_history(history)
+def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
+            history: Sequence[dict[str, str]] | None = None, conversation_id: str = "",
+            chain: ProviderChain | None = None, use_default_chain: bool = True,
+            rerank: str | None = None) -> Prepared | Finished:
+    """QuestionRejected for a question the pipeline does not take (answering/pipeline/limits.py)."""
+    question = checked_question(question)
+    turns = history_turns(history)
     reply = greeting_reply(question)
     if reply is not None:
-        return AnswerResult(text=reply, action="greeting", generator="greeting")
-
+        return Finished(AnswerResult(text=reply, action="greeting", generator="greeting"))
     # Past the tenant's daily spend cap every chain, chosen or default, gives way to the extractive answerer.
     # Every call of this question (rewrite, relevance, generation) is billed to the tenant through `meter`.
     meter = spend.TenantMeter(tenant=tenant)
     chain = spend.chain_within_cap(tenant=tenant, chain=chain if chain is not None else (
         default_chain() if use_default_chain else None), meter=meter)
-    stage_ms: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        stage_ms[name] = round((now - clock) * 1000, 2)
-        clock = now
-
+    trace = TraceBuilder(tenant=tenant, meter=meter, question=question, turns=turns, audiences=list(audiences),
+                         conversation_id=conversation_id)
     rewrite = rewrite_query(question, turns, chain)
-    lap("rewrite")
+    trace.rewritten(rewrite)
     scope = reader_scope(tenant=tenant, audiences=list(audiences))
     query_vector = get_encoder().encode_one(rewrite.query)
-    generator = _generator_name(chain)
+    generator = generator_name(chain)
     if settings.CACHE_ENABLED:
         hit = cache.lookup(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
                            query_vector=query_vector, generator=generator)
-        lap("cache")
+        trace.lap("cache")
         if hit is not None:
-            yield "sources", hit.sources
-            return _serve_cached(tenant, hit, question, rewrite.query, rewrite.method, audiences, turns,
-                                 conversation_id, stage_ms, meter)
+            return Finished(trace.cached(hit), sources=hit.sources)
     with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
-        result = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
-                        query_vector=query_vector)
-    lap("retrieve")
-    gate = confidence_gate(result.candidates, result.query_coverage)
-    trace_fields: dict[str, Any] = {
-        "conversation_id": conversation_id[:64], "audiences": list(audiences), "question": question,
-        "rewritten_query": rewrite.query if rewrite.method != "none" else "", "history_turns": len(turns),
-        "gate": gate.as_dict(), "retrieval": result.as_trace(),
-        "details": {"rewrite": {"method": rewrite.method, "reason": rewrite.reason}},
-    }
-    retrieved = [c.as_trace() for c in result.candidates]
-
-    def escalate(reason: str, detail: str, draft: Draft | None = None) -> AnswerResult:
-        if draft is not None:
-            trace_fields.update(generator=draft.generator, provider=draft.provider, model=draft.model,
-                                input_tokens=draft.input_tokens, output_tokens=draft.output_tokens,
-                                cost_usd=draft.cost_usd)
-            trace_fields["details"]["attempts"] = draft.attempts
-        trace_fields["stage_ms"] = stage_ms
-        meter.stamp(trace_fields)
-        trace, escalation = records.abstain(tenant=tenant, reason=reason, detail=detail, question=question,
-                                            history=turns, candidates=retrieved, trace_fields=trace_fields)
-        return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
-                            escalation_id=escalation.pk, generator=trace.generator,
-                            rewritten_query=rewrite.query, retrieved=retrieved, stage_ms=stage_ms)
-
+        found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
+                       query_vector=query_vector)
+    trace.lap("retrieve")
+    gate = confidence_gate(found.candidates, found.query_coverage)
+    trace.searched(found, gate)
     if not gate.passed:
-        return escalate("weak_retrieval", gate.reason)
-    yield "sources", context_sources(result.candidates[: settings.ANSWER_CONTEXT_CHUNKS])
-    try:
-        if chain:
-            try:
-                draft = generate_with_model(rewrite.query, result.candidates, chain)
-            except spend.SpendCapReached:  # this question's own earlier calls reached the cap
-                chain, generator = None, _generator_name(None)
-                draft = extract_answer(rewrite.query, result.candidates)
-        else:
-            draft = extract_answer(rewrite.query, result.candidates)
-    except AllProvidersFailed as exc:
-        lap("generate")
-        failed = Draft.declined_by("llm", str(exc), attempts=exc.attempts)
-        return escalate("providers_failed", str(exc), failed)
-    except ValueError as exc:  # the model's output failed the schema
-        lap("generate")
-        return escalate("providers_failed", f"unusable model output: {exc}")
-    lap("generate")
+        return Finished(trace.escalate("weak_retrieval", gate.reason))
+    context = found.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
+                    candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
+                    generator=generator)
+
+
+# -- stage two: generation, citations, the trace ----------------------------------------------------
+
+@dataclass(frozen=True)
+class Abstention:
+    """Generation gave nothing to answer with: the escalation's reason, and the draft if there was one."""
+
+    reason: str
+    detail: str
+    draft: Draft | None = None
+
+
+def complete(prepared: Prepared) -> AnswerResult:
+    trace = prepared.trace
+    generated = _generate(prepared)
+    trace.lap("generate")
+    if isinstance(generated, Abstention):
+        return trace.escalate(generated.reason, generated.detail, generated.draft)
+    draft, generator = generated
     if draft.declined:
-        return escalate("model_declined", draft.decline_reason, draft)
-    context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
-    cited = finalize(draft, context)
+        return trace.escalate("model_declined", draft.decline_reason, draft)
+    cited = finalize(draft, prepared.context)
     if not cited.sources:
-        return escalate("model_declined", "the answer cited nothing from the context", draft)
-    cited.claims = check_claims_by_similarity(cited, context)
-    lap("citations")
-    trace_fields.update(
-        generator=draft.generator, provider=draft.provider, model=draft.model, input_tokens=draft.input_tokens,
-        output_tokens=draft.output_tokens, cost_usd=draft.cost_usd, answer=cited.text, stage_ms=stage_ms,
-        citations=[{**s.as_dict(), "claims": [c.__dict__ for c in cited.claims if s.chunk_id in c.cited_chunk_ids]}
-                   for s in cited.sources],
-    )
-    trace_fields["details"].update(flags=cited.flags, conflict=draft.conflict, attempts=draft.attempts,
-                                   weak_claims=[c.claim for c in cited.claims if c.weak])
-    meter.stamp(trace_fields)
-    trace = records.trace_create(tenant=tenant, fields={"action": "answered", **trace_fields})
+        return trace.escalate("model_declined", "the answer cited nothing from the context", draft)
+    cited.claims = check_claims_by_similarity(cited, prepared.context)
+    trace.lap("citations")
+    trace_id = trace.answered(draft, cited)
     if settings.CACHE_ENABLED:
-        stored = cache.store(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
-                             query_vector=query_vector, generator=generator, answer=cited.text,
-                             sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict,
-                             provider=draft.provider, model=draft.model, trace_id=trace.pk, cost_usd=draft.cost_usd,
-                             chunk_ids=[c.chunk_id for c in context],
-                             contested_ids=[c.chunk_id for c in context if c.contested])
-        if stored.skipped:  # said on the trace: why a repeat of this question will not be a hit
-            records.trace_note(tenant=tenant, trace_id=trace.pk, note={"cache_store": stored.as_dict()})
+        _cache_store(prepared, generator=generator, draft=draft, cited=cited, trace_id=trace_id)
     return AnswerResult(
-        text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace.pk,
-        generator=draft.generator, rewritten_query=rewrite.query, conflict=draft.conflict,
-        claims=[c.__dict__ for c in cited.claims], retrieved=retrieved, stage_ms=stage_ms,
+        text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace_id,
+        generator=draft.generator, rewritten_query=prepared.query, conflict=draft.conflict,
+        claims=[c.__dict__ for c in cited.claims], retrieved=trace.retrieved, stage_ms=trace.stage_ms,
     )
+
+
+def _generate(prepared: Prepared) -> tuple[Draft, str] | Abstention:
+    """The draft, and the generator name its cache entry is filed under."""
+    try:
+        if prepared.chain:
+            try:
+                return generate_with_model(prepared.query, prepared.candidates, prepared.chain), prepared.generator
+            except spend.SpendCapReached:  # this question's own earlier calls reached the cap
+                pass
+        return extract_answer(prepared.query, prepared.candidates), generator_name(None)
+    except AllProvidersFailed as exc:
+        return Abstention("providers_failed", str(exc), Draft.declined_by("llm", str(exc), attempts=exc.attempts))
+    except ValueError as exc:  # the model's output failed the schema
+        return Abstention("providers_failed", f"unusable model output: {exc}")
+
+
+def _cache_store(prepared: Prepared, *, generator: str, draft: Draft, cited: CitedAnswer, trace_id: int) -> None:
+    tenant, context = prepared.trace.tenant, prepared.context
+    stored = cache.store(tenant_id=tenant.id, audience_ids=prepared.scope.audience_ids, query=prepared.query,
+                         query_vector=prepared.query_vector, generator=generator, answer=cited.text,
+                         sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict,
+                         provider=draft.provider, model=draft.model, trace_id=trace_id, cost_usd=draft.cost_usd,
+                         chunk_ids=[c.chunk_id for c in context],
+                         contested_ids=[c.chunk_id for c in context if c.contested])
+    if stored.skipped:  # said on the trace: why a repeat of this question will not be a hit
+        records.trace_note(tenant=tenant, trace_id=trace_id, note={"cache_store": stored.as_dict()})
+
+
+# -- the trace -----------------------------------------------------------------------------------
+
+@dataclass
+class TraceBuilder:
+    """What the stored trace will say, filled in by the stages in order; one of cached(),
+    escalate() or answered() writes it, with every provider call's usage from `meter`."""
+
+    tenant: Tenant
+    meter: spend.TenantMeter
+    question: str
+    turns: list[dict[str, str]]
+    audiences: list[str]
+    conversation_id: str
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    rewrite: Rewrite | None = None
+    retrieval: dict[str, Any] = field(default_factory=dict)  # the gate's decision and what retrieval did
+    retrieved: list[dict[str, Any]] = field(default_factory=list)  # the candidates, as the eval and agents read them
+    _clock: float = field(default_factory=time.perf_counter)
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.stage_ms[stage] = round((now - self._clock) * 1000, 2)
+        self._clock = now
+
+    def rewritten(self, rewrite: Rewrite) -> None:
+        self.lap("rewrite")
+        self.rewrite = rewrite
+
+    def searched(self, found: SearchResult, gate: GateDecision) -> None:
+        self.retrieval = {"gate": gate.as_dict(), "retrieval": found.as_trace()}
+        self.retrieved = [c.as_trace() for c in found.candidates]
+
+    @property
+    def query(self) -> str:
+        return self.rewrite.query if self.rewrite else self.question
+
+    def _request(self) -> dict[str, Any]:
+        rewritten = self.rewrite is not None and self.rewrite.method != "none"
+        return {"conversation_id": self.conversation_id[:MAX_CONVERSATION_ID_CHARS], "audiences": self.audiences,
+                "question": self.question, "rewritten_query": self.query if rewritten else "",
+                "history_turns": len(self.turns)}
+
+    def _rewrite_details(self) -> dict[str, Any]:
+        rewrite = self.rewrite or Rewrite(self.question, "none")
+        return {"rewrite": {"method": rewrite.method, "reason": rewrite.reason}}
+
+    def cached(self, hit: cache.CacheHit) -> AnswerResult:
+        """A hit costs no generation and says so; what the rewrite cost before the lookup is still on it."""
+        trace = records.trace_create(tenant=self.tenant, fields=self.meter.stamp({
+            "action": "answered", **self._request(), "answer": hit.answer, "generator": hit.generator,
+            "provider": hit.provider, "model": hit.model, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
+            "cache_hit": True, "citations": hit.sources, "stage_ms": self.stage_ms,
+            "details": {"cache": {"kind": hit.kind, "entry_id": hit.entry_id, "similarity": round(hit.similarity, 4),
+                                  "original_trace_id": hit.original_trace_id,
+                                  "cost_saved_usd": hit.original_cost_usd}},
+        }))
+        return AnswerResult(text=hit.answer, action="answered", sources=hit.sources, trace_id=trace.pk,
+                            generator=hit.generator, rewritten_query=self.query, conflict=hit.conflict,
+                            cache_hit=True)
+
+    def escalate(self, reason: str, detail: str, draft: Draft | None = None) -> AnswerResult:
+        fields = {**self._request(), **self.retrieval, "details": self._rewrite_details()}
+        if draft is not None:
+            fields.update(_usage(draft))
+            fields["details"]["attempts"] = draft.attempts
+        fields["stage_ms"] = self.stage_ms
+        self.meter.stamp(fields)
+        trace, escalation = records.abstain(tenant=self.tenant, reason=reason, detail=detail, question=self.question,
+                                            history=self.turns, candidates=self.retrieved, trace_fields=fields)
+        return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
+                            escalation_id=escalation.pk, generator=trace.generator, rewritten_query=self.query,
+                            retrieved=self.retrieved, stage_ms=self.stage_ms)
+
+    def answered(self, draft: Draft, cited: CitedAnswer) -> int:
+        citations = [{**s.as_dict(), "claims": [c.__dict__ for c in cited.claims if s.chunk_id in c.cited_chunk_ids]}
+                     for s in cited.sources]
+        details = {**self._rewrite_details(), "flags": cited.flags, "conflict": draft.conflict,
+                   "attempts": draft.attempts, "weak_claims": [c.claim for c in cited.claims if c.weak]}
+        fields = {"action": "answered", **self._request(), **self.retrieval, **_usage(draft), "answer": cited.text,
+                  "stage_ms": self.stage_ms, "citations": citations, "details": details}
+        return records.trace_create(tenant=self.tenant, fields=self.meter.stamp(fields)).pk
+
+
+def _usage(draft: Draft) -> dict[str, Any]:
+    """Who generated, and what it cost; meter.stamp then puts the whole question's usage over the counts."""
+    return {"generator": draft.generator, "provider": draft.provider, "model": draft.model,
+            "input_tokens": draft.input_tokens, "output_tokens": draft.output_tokens, "cost_usd": draft.cost_usd}

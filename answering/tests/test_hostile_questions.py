@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from answering.pipeline.greetings import REPLIES, match_greeting
-from answering.pipeline.flow import QuestionRejected, answer
+from answering.pipeline.flow import answer
+from answering.pipeline.limits import QuestionRejected
 from answering.tests.conftest import rows_for
 from retrieval.legs import query_terms
 from retrieval.querytext import clean_query

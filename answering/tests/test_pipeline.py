@@ -12,7 +12,8 @@ from django.core.management import call_command
 
 from answering.pipeline import llm
 from answering.models import Trace
-from answering.pipeline.flow import QuestionRejected, answer
+from answering.pipeline.flow import answer
+from answering.pipeline.limits import QuestionRejected
 from answering.providers import ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain
 from answering.tests.conftest import rows_for
