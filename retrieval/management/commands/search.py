@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from retrieval.search import MODES, search
-from tenants.models import Tenant
+from tenants.cli import add_reader_arguments, reader_from
 from tenants.readers import reader_scope
 
 
@@ -16,19 +16,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("query")
-        parser.add_argument("--tenant", required=True)
-        parser.add_argument("--audience", action="append", help="audience slug (repeatable); default public")
+        add_reader_arguments(parser)
         parser.add_argument("--k", type=int, default=5)
         parser.add_argument("--mode", choices=MODES, default="hybrid")
         parser.add_argument("--rerank", choices=["off", "always", "conditional"])
         parser.add_argument("--explain", action="store_true", help="legs, scores, corrections, verdicts, timings")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"tenant {options['tenant']!r} does not exist")
+        tenant, audiences = reader_from(options)
         try:
-            scope = reader_scope(tenant=tenant, audiences=options["audience"] or ["public"])
+            scope = reader_scope(tenant=tenant, audiences=audiences)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         result = search(scope=scope, query=options["query"], ts_config=tenant.text_search_config,
