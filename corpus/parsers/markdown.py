@@ -9,7 +9,6 @@ from functools import partial
 from corpus.parsers import (
     ParsedDocument,
     ParseError,
-    ParseFailure,
     ParseResult,
     Section,
     SourceFile,
@@ -22,6 +21,7 @@ from corpus.parsers import budget, outline
 METADATA_KEYS = ("title", "audience", "supersedes", "version", "effective_date")
 _FENCES = ("```", "~~~")
 _FENCE_OPENERS = ("`", "~")
+_AFTER_TERM = (":", "")  # what the line after a term opens with: its definition, or a blank line
 
 
 def heading(line: str) -> tuple[int, str] | None:
@@ -78,12 +78,20 @@ def _opens_definition(lines: list[str], number: int) -> bool:
 
 
 def outline_items(body: str) -> list[outline.Item]:
-    """Headings outside code fences, definition-list terms and their definitions, and lines."""
+    """Headings outside code fences, definition-list terms and their definitions, and lines
+    (consecutive lines of text are one item)."""
     lines = body.split("\n")
+    last = len(lines) - 1
     items: list[outline.Item] = []
+    pending: list[str] = []
     in_fence = False
     depth = 0  # 1 inside a definition
-    blank_before = False
+
+    def flush() -> None:
+        if pending:
+            items.append(outline.Item(outline.TEXT, "\n".join(pending), depth=depth))
+            pending.clear()
+
     for number, line in enumerate(lines):
         if not number & 1023:
             budget.tick()
@@ -92,21 +100,30 @@ def outline_items(body: str) -> list[outline.Item]:
         if first in _FENCE_OPENERS or first.isspace():
             if line.lstrip().startswith(_FENCES):
                 in_fence = not in_fence
-        found = heading(line) if first == "#" and not in_fence else None
-        definition = _definition(line) if depth and not in_fence else None
+        # Nor can most be a term: that needs a definition (or a blank line) on the next line.
+        term = (number < last and lines[number + 1][:1] in _AFTER_TERM and first and not first.isspace()
+                and not in_fence and _opens_definition(lines, number))
+        if in_fence or (not depth and first != "#" and not term):
+            pending.append(line)
+            continue
+        found = heading(line) if first == "#" else None
+        definition = _definition(line) if depth else None
         if found is not None:
+            flush()
             depth = 0
-            items.append(outline.Item(outline.HEADING, found[1], level=found[0]))
+            items.append(outline.Item(outline.HEADING, found[1], found[0]))
         elif definition is not None:
-            items.append(outline.Item(outline.TEXT, definition, depth=1))
-        elif not in_fence and first and not first.isspace() and _opens_definition(lines, number):
+            pending.append(definition)
+        elif term:
+            flush()
             outline.add_term(items, text=line.strip(), depth=0, anchor="")
             depth = 1
         else:
-            if depth and blank_before and first and not first.isspace() and not in_fence:
+            if depth and first and not first.isspace() and not lines[number - 1].strip():
+                flush()
                 depth = 0  # a paragraph back at the margin after a blank line ends the list
-            items.append(outline.Item(outline.TEXT, line, depth=depth))
-        blank_before = not line.strip()
+            pending.append(line)
+    flush()
     return items
 
 

@@ -84,7 +84,8 @@ FRONT_KEYS = st.sampled_from([*markdown.METADATA_KEYS, "tags", "x"])
 FRONT = st.dictionaries(FRONT_KEYS, JSONISH | MARKUP, max_size=5)
 TAGS = ["<div>", "</div>", "<p>", "</p>", "<h1>", "<h2>", "</h2>", "<li>", "<ul>", "<select>", "<option>", "<b>",
         "</b>", "<table>", "<td>", "<script>", "</script>", "<!--", "-->", "<nav>", '<div class="note">', "<pre>",
-        "<title>", "</title>", "<body>", "<plaintext>", "x", " ", "&amp;", "&#0;"]
+        "<title>", "</title>", "<body>", "<plaintext>", "x", " ", "&amp;", "&#0;", "<dl>", "</dl>", "<dt>",
+        '<dt id="a">', '<dt class="sig">', "<dd>", "</dd>"]
 HTMLISH = st.lists(st.sampled_from(TAGS) | st.text(max_size=10), max_size=150).map("".join)
 VALID_PDF = make_pdf([["Refunds take five days.", "Page 1 of 2"], ["Chargebacks cost $15.", "Page 2 of 2"]],
                      title="Guide")
@@ -121,6 +122,7 @@ ADVERSARIAL_TEXT = [
     "---\n" + "x: " + "9" * 5000 + "\n---\nb", "---\neffective_date: 2025-13-45\n---\nb",
     "---\naudience: [internal, public]\n---\nbody", "---\ntitle: {a: 1}\n---\nbody", "---\n" + "a: b\n" * 20_000,
     "---\n" + "k" * 20_000 + ": v\n---\nbody", "---\n!!python/object/apply:os.system [ls]\n---\nb",
+    "t\n: d\n" * 100_000, "t\n\n: " + "d " * 150 + "\n\n" * 20_000, ": \n" * BIG, "t\n" * 100_000 + ": d",
 ]
 ADVERSARIAL_HTML = [
     b"<section><h2>x</h2>" * 40_000, b"<div>" * 200_000 + b"<p>x</p>", b"<select>" + b"<option>x" * 20_000,
@@ -128,6 +130,8 @@ ADVERSARIAL_HTML = [
     b"<h2><div>" * 20_000, b"<!--" * 100_000, b"<script>" + b"<div>" * 100_000, b"<" * BIG, b"&" * BIG,
     b"<p>" + b" " * BIG + b",</p>", b"<html><body><p>a\x00b</p></body></html>", b"\xff\xfe<\x00p\x00>",
     b"<pre>" + b"\n" * BIG + b"</pre>", b'<div class="' + b"note " * 50_000 + b'"><h2>t</h2><p>x</p></div>',
+    b"<dl><dt>t</dt><dd><p>" * 20_000, b"<dl>" + (b"<dt id=a>t<dd><p>" + b"x " * 150) * 8_000,
+    b"<dl>" + b"<dt>t" * 40_000 + b"<dd><p>x", b"<dd><div>" * 20_000,
 ]
 ADVERSARIAL_JSON = [
     "[" * 100_000 + "]" * 100_000, '[{"id": ' + "9" * 5000 + ', "body": "x"}]', '{"entries": ' * 5000 + "[]",
