@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from answering.pipeline.flow import answer
 from answering.pipeline.limits import QuestionRejected
-from tenants.models import Tenant
+from tenants.cli import add_reader_arguments, reader_from
 
 
 class Command(BaseCommand):
@@ -16,15 +16,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("question")
-        parser.add_argument("--tenant", required=True)
-        parser.add_argument("--audience", action="append", help="audience slug (repeatable); default public")
+        add_reader_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"tenant {options['tenant']!r} does not exist")
+        tenant, audiences = reader_from(options)
         try:
-            result = answer(tenant=tenant, audiences=options["audience"] or ["public"], question=options["question"])
+            result = answer(tenant=tenant, audiences=audiences, question=options["question"])
         except (QuestionRejected, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(result.text)
