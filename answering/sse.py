@@ -1,9 +1,12 @@
-"""Server-sent events, for the API (JSON payloads) and the chat page (HTML fragments).
+"""Server-sent events, for the API (JSON payloads) and the chat page (HTML fragments): one
+encoder (`sse`) and one response (`EventStreamResponse`) for both.
 
 Under ASGI Django drains a synchronous iterator completely before sending it, which would
-turn a stream into one late response; so the response gets an async generator that advances
-the synchronous pipeline one event at a time on the request's thread (thread-sensitive, so
-the database connection and its row-level security settings stay on one thread).
+turn a stream into one late response; so the response is asynchronous: paced() advances the
+synchronous pipeline one event at a time on the request's thread (thread-sensitive, so the
+database connection and its row-level security settings stay on one thread). Under WSGI
+Django would drain that asynchronous iterator instead, so a WSGI server iterating the
+response is handed the plain generator.
 """
 
 from __future__ import annotations
@@ -19,10 +22,14 @@ _END = object()
 
 
 def sse(data: Any, *, event: str | None = None) -> bytes:
-    """One event; JSON on a single `data:` line (json.dumps never emits a raw newline)."""
+    """One event: a string as it is (an HTML fragment, `[DONE]`), anything else as JSON.
+
+    Each line of the data gets its own `data:` line, which the client joins with "\n": a raw
+    newline inside one `data:` line would end the field there and lose the rest."""
     body = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {body}\n\n".encode()
+    return (head + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
 async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
@@ -39,15 +46,17 @@ async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
             await sync_to_async(close, thread_sensitive=True)()
 
 
-def sse_response(events: Iterator[bytes], *, asynchronous: bool) -> StreamingHttpResponse:
-    """`asynchronous` under ASGI; the WSGI server and the test client iterate the plain generator."""
-    response = StreamingHttpResponse(paced(events) if asynchronous else events, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # nginx would otherwise hold the events back
-    return response
+class EventStreamResponse(StreamingHttpResponse):
+    """`text/event-stream`, streamed event by event under either server (see the module's docstring)."""
 
+    def __init__(self, events: Iterator[bytes]) -> None:
+        super().__init__(paced(events), content_type="text/event-stream")
+        self._events = events
+        close = getattr(events, "close", None)
+        if close is not None:  # a WSGI server closes the response when the client goes away
+            self._resource_closers.append(close)
+        self["Cache-Control"] = "no-cache"
+        self["X-Accel-Buffering"] = "no"  # nginx would otherwise hold the events back
 
-def is_asgi(request: Any) -> bool:
-    from django.core.handlers.asgi import ASGIRequest
-
-    return isinstance(request, ASGIRequest)
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._events)

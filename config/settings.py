@@ -281,7 +281,7 @@ API_RATE_LIMIT_PER_KEY = env_int("API_RATE_LIMIT_PER_KEY", default=60)
 API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120)
 # How many reverse proxies of ours append to X-Forwarded-For; 0: the client is REMOTE_ADDR.
 RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0)
-# Questions per minute per client address on the chat page (answering/web); 0 turns it off.
+# Questions per minute per client address on the chat page (answering/chat); 0 turns it off.
 CHAT_RATE_LIMIT_PER_ADDRESS = env_int("CHAT_RATE_LIMIT_PER_ADDRESS", default=20)
 # Sign-in attempts (the admin login) per window, per username and per client address; a
 # successful sign-in gives its attempt back (tenants/loginlimits.py, docs/decisions/0025).

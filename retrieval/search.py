@@ -31,13 +31,19 @@ MODES = ("hybrid", "vector", "keyword")
 
 
 @dataclass
-class Candidate:
+class ChunkRef:
+    """Which chunk of which document: what a candidate and the source that cites it share."""
+
     chunk_id: int
     document_id: int
     slug: str
     title: str
     source_type: str
     heading_path: str
+
+
+@dataclass
+class Candidate(ChunkRef):
     content: str
     page: int | None
     version: str

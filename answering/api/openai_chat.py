@@ -19,7 +19,7 @@ from ninja import Field, Router, Schema
 from ninja import Path as PathParam
 from pydantic import BaseModel
 
-from answering.sse import is_asgi, sse, sse_response
+from answering.sse import EventStreamResponse, sse
 from answering.api.openai_messages import (
     MODELS, Conversation, conversation_from, extension, model_uses_chain, openai_request_record, sources_footer,
     usage,
@@ -98,7 +98,7 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     try:
         if body.stream:
             # Retrieval runs here, before the response starts: a rejected question is a 400, not a broken stream.
-            return sse_response(completion.chunks(answer_stream(**arguments)), asynchronous=is_asgi(request))
+            return EventStreamResponse(completion.chunks(answer_stream(**arguments)))
         result = answer(**arguments)
     except QuestionRejected as exc:
         raise InvalidRequest(str(exc)) from exc

@@ -16,7 +16,7 @@ from typing import Any
 
 from answering.models import Trace
 from answering.pipeline.flow import AnswerResult
-from answering.pipeline.limits import MAX_QUESTION_CHARS
+from answering.pipeline.limits import HISTORY_ROLES, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
 from tenants.models import Tenant
 from tenants.rls import tenant_context
@@ -25,7 +25,6 @@ from tenants.rls import tenant_context
 MODELS: dict[str, bool] = {"answerdesk": True, "answerdesk-extractive": False}
 SOURCES_HEADING = "Sources:"
 _FOOTER = f"\n\n{SOURCES_HEADING}\n"
-MAX_HISTORY_TURNS = 20
 MAX_SYSTEM_CHARS_RECORDED = 4000
 
 
@@ -72,10 +71,11 @@ def conversation_from(messages: Sequence[Any], *, user: str | None) -> Conversat
         text = message_text(message.content)
         if message.role in ("system", "developer"):
             system.append(text)
-        elif message.role in ("user", "assistant") and text.strip():
+        elif message.role in HISTORY_ROLES and text.strip():
             content = strip_sources(text) if message.role == "assistant" else text.strip()
-            history.append({"role": message.role, "content": content[:MAX_QUESTION_CHARS]})
-    # Chat clients resend the whole conversation; keep the recent turns instead of refusing long ones.
+            history.append({"role": message.role, "content": content})
+    # Chat clients resend the whole conversation: the recent turns, instead of refusing long ones. The pipeline
+    # cuts each to the question limit and reads the last few (answering/pipeline/limits.py).
     history = history[-MAX_HISTORY_TURNS:]
     first_user = next((m for m in messages if m.role == "user"), messages[-1])
     # No conversation id in this wire format: the first question (and the client's user tag)

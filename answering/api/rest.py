@@ -15,8 +15,9 @@ from ninja import Field, Router, Schema, Status
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import (MAX_CONVERSATION_ID_CHARS, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS,
                                        QuestionRejected)
+from answering.pipeline.citations import Source
 from answering.pipeline.records import feedback_record
-from answering.sse import is_asgi, sse, sse_response
+from answering.sse import EventStreamResponse, sse
 from tenants.apierrors import InvalidRequest, NotFound
 from tenants.apikeys import KeyPrincipal
 from tenants.apitypes import STRICT, JsonInt, Vote
@@ -57,17 +58,9 @@ class AskIn(Schema):
     stream: bool = Field(False, description="Server-sent events (also chosen by Accept: text/event-stream).")
 
 
-class SourceOut(Schema):
-    number: int
-    chunk_id: int
-    document_id: int
-    slug: str
-    title: str
-    source_type: str
-    heading_path: str
-    page: int | None = None
-    snippet: str
-    effective_date: str | None = None
+# The pipeline's Source is the one list of a source's fields; this names it for the API's document.
+class SourceOut(Source):
+    """A cited document: `number` is its [n] in the answer; where the passage sits, and a snippet of it."""
 
 
 class AskOut(Schema):
@@ -154,7 +147,7 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
         events = answer_stream(**arguments)
     except QuestionRejected as exc:
         raise InvalidRequest(str(exc)) from exc
-    return sse_response(_events(events, conversation_id=body.conversation_id), asynchronous=is_asgi(request))
+    return EventStreamResponse(_events(events, conversation_id=body.conversation_id))
 
 
 @router.post("/feedback", response={200: FeedbackOut, 404: ErrorOut, **ERRORS},

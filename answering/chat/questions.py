@@ -7,16 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
+from answering.pipeline.limits import MAX_CONVERSATION_ID_CHARS, MAX_QUESTION_CHARS, QuestionRejected, history_turns
 
-from answering.pipeline.limits import MAX_QUESTION_CHARS
-
-# Each earlier turn is cut to this many characters before it waits for its stream
-# (answering/chat/pending.py); rewriting needs what a turn was about, not all of it. The
-# pipeline's own cap is the question limit.
-HISTORY_TURN_CHARS = 1500
 MAX_HISTORY_FIELD_CHARS = 64 * 1024
-_CONVERSATION_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+UNREADABLE = "The conversation could not be read; reload the page to start a new one."
+_CONVERSATION_ID = re.compile(rf"^[A-Za-z0-9-]{{1,{MAX_CONVERSATION_ID_CHARS}}}$")
 
 
 class AskInvalid(ValueError):
@@ -31,6 +26,7 @@ class AskInput:
 
 
 def _history(raw: str) -> list[dict[str, str]]:
+    """The turns the pipeline will read (answering/pipeline/limits.py): the pending ask stores no more."""
     if not raw.strip():
         return []
     if len(raw) > MAX_HISTORY_FIELD_CHARS:
@@ -38,16 +34,14 @@ def _history(raw: str) -> list[dict[str, str]]:
     try:
         turns: Any = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise AskInvalid("The conversation could not be read; reload the page to start a new one.") from exc
-    if not isinstance(turns, list):
-        raise AskInvalid("The conversation could not be read; reload the page to start a new one.")
-    cleaned = []
-    for turn in turns[-settings.ANSWER_HISTORY_TURNS:]:
-        if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant") \
-                or not isinstance(turn.get("content"), str):
-            raise AskInvalid("The conversation could not be read; reload the page to start a new one.")
-        cleaned.append({"role": turn["role"], "content": turn["content"][:HISTORY_TURN_CHARS]})
-    return cleaned
+        raise AskInvalid(UNREADABLE) from exc
+    if not isinstance(turns, list) or not all(isinstance(t, dict) and isinstance(t.get("content"), str)
+                                              for t in turns):
+        raise AskInvalid(UNREADABLE)
+    try:
+        return history_turns(turns)
+    except QuestionRejected as exc:
+        raise AskInvalid(UNREADABLE) from exc
 
 
 def ask_input_parse(*, data: Any) -> AskInput:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +10,8 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from answering.chat.tokens import feedback_ticket_issue
+from answering.pipeline.citations import MARKER
 
-_MARKER = re.compile(r"\[(\d+)\]")
 PAGE = "chat/page.html"
 
 
@@ -25,7 +24,7 @@ def answer_html(*, text: str, sources: Sequence[dict[str, Any]], turn_id: str) -
     by_number = {int(s["number"]): s for s in sources}
     parts: list[str] = []
     last = 0
-    for match in _MARKER.finditer(text):
+    for match in MARKER.finditer(text):
         parts.append(escape(text[last:match.start()]))
         source = by_number.get(int(match.group(1)))
         if source is None:

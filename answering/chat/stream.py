@@ -1,6 +1,6 @@
 """The answer as server-sent events: `sources` (HTML), `token` (escaped text pieces), `done` (HTML).
 
-Pacing under ASGI (one event at a time, on the request's thread) is answering.sse.paced,
+The framing and the response (paced one event at a time under ASGI) are answering/sse.py's,
 shared with the API.
 """
 
@@ -16,27 +16,22 @@ from answering.pipeline.flow import Delta, Done, Event, Sources, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from answering.chat import render
 from answering.chat.pending import PendingAsk
+from answering.sse import sse
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
-
-
-def sse_event(name: str, data: str) -> bytes:
-    # A newline inside data must start a new `data:` line; the browser joins them with "\n".
-    lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return (f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
 def event_bytes(event: Event, *, tenant: Tenant, turn_id: str) -> bytes:
     """One pipeline event as the page reads it: the sources and the end of the turn as HTML, the text escaped."""
     match event:
         case Sources(sources=sources):
-            return sse_event("sources", render.sources_html(sources=sources, turn_id=turn_id, final=False))
+            return sse(render.sources_html(sources=sources, turn_id=turn_id, final=False), event=event.kind)
         case Delta(text=text):
-            return sse_event("token", str(escape(text)))
+            return sse(str(escape(text)), event=event.kind)
         case Done(result=result):
-            return sse_event("done", render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id, turn_id=turn_id,
-                                                      result=result))
+            return sse(render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id, turn_id=turn_id, result=result),
+                       event=event.kind)
         case _:
             assert_never(event)
 
@@ -50,14 +45,14 @@ def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str]) -> Ite
                                    conversation_id=ask.conversation_id):
             yield event_bytes(event, tenant=tenant, turn_id=ask.turn_id)
     except QuestionRejected as exc:
-        yield sse_event("done", render.failed_html(message=str(exc)))
+        yield sse(render.failed_html(message=str(exc)), event="done")
     except Exception:
         # The status line is long gone; the visitor still needs an ending and we need the traceback.
         logger.exception("chat stream failed for tenant %s", tenant.slug)
-        yield sse_event("done", render.failed_html(
-            message="Something went wrong while answering. Please try again in a moment."))
+        yield sse(render.failed_html(message="Something went wrong while answering. Please try again in a moment."),
+                  event="done")
 
 
 def failed_events(*, message: str) -> Iterator[bytes]:
-    yield sse_event("done", render.failed_html(message=message))
+    yield sse(render.failed_html(message=message), event="done")
 

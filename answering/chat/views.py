@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -13,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
 from answering.pipeline.records import feedback_record
-from answering.sse import paced
+from answering.sse import EventStreamResponse
 from answering.chat import access, render as fragments
 from answering.chat.questions import AskInvalid, ask_input_parse
 from answering.chat.stream import chat_events, failed_events
@@ -85,16 +84,9 @@ def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse
         raise Http404("No such page.") from exc
     except PendingUnknown:
         # Expired, answered or made up: still a stream that ends with `done`, or the EventSource would retry forever.
-        return _event_stream(failed_events(message=f"This answer was already sent or did not start within "
-                                                   f"{PENDING_TTL_SECONDS} seconds; please ask again."))
-    return _event_stream(chat_events(tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant)))
-
-
-def _event_stream(events: Iterator[bytes]) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(paced(events), content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # a buffering proxy would hold the sources back with the text
-    return response
+        return EventStreamResponse(failed_events(message=f"This answer was already sent or did not start "
+                                                          f"within {PENDING_TTL_SECONDS} seconds; please ask again."))
+    return EventStreamResponse(chat_events(tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant)))
 
 
 @require_POST

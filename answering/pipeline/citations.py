@@ -16,27 +16,25 @@ from django.conf import settings
 
 from answering.pipeline.drafts import Draft
 from corpus.embedding import get_encoder
-from retrieval.search import Candidate
+from retrieval.search import Candidate, ChunkRef
 
-_MARKER = re.compile(r"\[(\d+)\]")
+# A citation marker: "[n]", n a document number in the model's reply, a chunk id in a draft, a source number
+# in the answer.
+MARKER = re.compile(r"\[(\d+)\]")
 _CLAIM_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass
-class Source:
+class Source(ChunkRef):
+    """A cited document as clients see it (the API documents it as SourceOut)."""
+
     number: int
-    chunk_id: int
-    document_id: int
-    slug: str
-    title: str
-    source_type: str
-    heading_path: str
     page: int | None
     snippet: str
     effective_date: str | None
 
     def as_dict(self) -> dict[str, Any]:
-        return self.__dict__.copy()
+        return {"number": self.number, **{k: v for k, v in self.__dict__.items() if k != "number"}}
 
 
 @dataclass
@@ -104,7 +102,7 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
         number = number_of_chunk.get(int(match.group(1)))
         return f"[{number}]" if number else ""
 
-    text = _MARKER.sub(renumber, draft.text)
+    text = MARKER.sub(renumber, draft.text)
     text = re.sub(r"\s+([.,;])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
     if not sources:
         flags.append("no valid citation: the answer carries no sources")
@@ -119,8 +117,8 @@ def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate]) ->
     content = {c.chunk_id: c.content for c in context}
     claims = []
     for sentence in _CLAIM_SPLIT.split(answer.text):
-        numbers = [int(n) for n in _MARKER.findall(sentence)]
-        claim = _MARKER.sub("", sentence).strip()
+        numbers = [int(n) for n in MARKER.findall(sentence)]
+        claim = MARKER.sub("", sentence).strip()
         if claim:
             cited = [chunk_of_number[n] for n in numbers if n in chunk_of_number] or [s.chunk_id for s in answer.sources]
             claims.append((claim, cited))

@@ -9,13 +9,10 @@ The call is billed to the ingesting tenant as stage "contextualize", like every 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.conf import settings
-
 from answering.pipeline.llm import escape_attribute, escape_text
-from answering.providers import Message
+from answering.providers import Message, reply_json
 from answering.providers.chain import ProviderChain, SpendCapReached, UnmeteredCall
 from answering.providers.spend import TenantMeter
 from tenants.models import Tenant
@@ -56,7 +53,7 @@ def contextualize(*, document: Any, chunks: list[str], tenant: Tenant | None = N
     except SpendCapReached as exc:
         raise SpendCapReached(f"contextual blurbs for {document.title!r} stopped: {exc}") from None
     try:
-        blurbs = json.loads(completion.text).get("blurbs", [])
+        blurbs = reply_json(completion.text).get("blurbs", [])
     except (ValueError, AttributeError):
         blurbs = []
     # A malformed reply costs the blurbs, never the ingest: chunks are embedded as they are.

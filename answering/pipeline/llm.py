@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from collections.abc import Sequence
 
 from django.conf import settings
 
+from answering.pipeline.citations import MARKER
 from answering.pipeline.drafts import Draft
-from answering.providers import Message
+from answering.providers import Message, reply_json
 from answering.providers.chain import ProviderChain
 from retrieval.search import Candidate
 
@@ -27,7 +27,6 @@ Rules:
 Reply with one JSON object and nothing else:
 {"answer": "<answer text with [n] markers>", "citations": [<numbers of the documents used>], "declined": <true|false>}"""
 
-_MARKER = re.compile(r"\[(\d+)\]")
 
 
 def new_boundary() -> str:
@@ -72,8 +71,7 @@ def render_prompt(question: str, candidates: Sequence[Candidate], *, boundary: s
 
 def parse_structured(text: str, candidates: Sequence[Candidate]) -> Draft:
     """Validate the model's JSON against the schema; map document numbers to chunk ids."""
-    cleaned = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    data = json.loads(cleaned)  # ValueError propagates: the caller records a bad response
+    data = reply_json(text)  # ValueError propagates: the caller records a bad response
     if not isinstance(data, dict) or not isinstance(data.get("answer", ""), str):
         raise ValueError("output is not an object with a string 'answer'")
     citations = data.get("citations") or []
@@ -105,7 +103,7 @@ def _renumber(answer: str, candidates: Sequence[Candidate], flags: list[str]) ->
         flags.append(f"marker [{number}] names no document of the context: dropped")
         return ""
 
-    return _MARKER.sub(chunk_marker, answer)
+    return MARKER.sub(chunk_marker, answer)
 
 
 def generate_with_model(question: str, candidates: Sequence[Candidate], chain: ProviderChain) -> Draft:

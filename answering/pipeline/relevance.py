@@ -14,12 +14,11 @@ not sent: the candidate is neutral, which leaves the fused order as it was.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from django.conf import settings
 
-from answering.providers import Message
+from answering.providers import Message, reply_json
 from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached, UnmeteredCall
 
 logger = logging.getLogger(__name__)
@@ -54,7 +53,7 @@ def llm_relevance(query: str, text: str, *, chain: ProviderChain | None = None) 
         logger.warning("llm relevance: no usable grade (%s); scored neutral", exc)
         return NEUTRAL
     try:
-        grade = json.loads(completion.text.strip().removeprefix("```json").removesuffix("```").strip())["relevance"]
+        grade = reply_json(completion.text)["relevance"]
         value = float(grade)
     except (ValueError, KeyError, TypeError) as exc:
         logger.warning("llm relevance: no usable grade (%s); scored neutral", exc)

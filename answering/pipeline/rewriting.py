@@ -14,8 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
-
+from answering.pipeline.limits import last_turns
 from answering.providers import Completion, Message
 from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached
 
@@ -57,7 +56,7 @@ def validate_rewrite(candidate: str, question: str) -> str | None:
 
 
 def rewrite_query(question: str, history: Sequence[dict[str, str]], chain: ProviderChain | None) -> Rewrite:
-    turns = list(history)[-settings.ANSWER_HISTORY_TURNS:]
+    turns = last_turns(history)
     if not turns:
         return Rewrite(question, "none", "first turn")
     if chain:

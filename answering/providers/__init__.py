@@ -12,10 +12,11 @@ surface (answering.pipeline, answering.api, answering.chat, answering.console).
 from __future__ import annotations
 
 import enum
+import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -62,6 +63,13 @@ class Completion:
     priced: bool = True
     latency_ms: float = 0.0
     attempts: list[dict[str, object]] = field(default_factory=list)
+
+
+def reply_json(text: str) -> Any:
+    """A model's JSON reply, read through the Markdown fence models wrap it in despite being told
+    not to: "```json", or a bare "```", before it and "```" after. json.JSONDecodeError (a
+    ValueError) when what is left is not JSON."""
+    return json.loads(text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip())
 
 
 class Provider(Protocol):

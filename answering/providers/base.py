@@ -5,13 +5,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
 from answering.providers import (Completion, ErrorKind, ProviderConfig, ProviderError, classify_status,
                                  parse_retry_after, price)
 from answering.providers.sse import Event, iter_events
+
+
+class HttpProvider:
+    """One endpoint of one dialect: `name` says which, for traces and failover logs."""
+
+    dialect: ClassVar[str]
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+        self.name = f"{self.dialect}@{config.base_url}"
+        self.model = config.model
 
 
 def stream_events(config: ProviderConfig, url: str, *, headers: dict[str, str], body: dict[str, Any]) -> Iterator[Event]:

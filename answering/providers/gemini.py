@@ -5,15 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 
-from answering.providers import Completion, ErrorKind, Message, ProviderConfig, ProviderError
-from answering.providers.base import finished_completion, parse_json, stream_events
+from answering.providers import Completion, ErrorKind, Message, ProviderError
+from answering.providers.base import HttpProvider, finished_completion, parse_json, stream_events
 
 
-class GeminiProvider:
-    def __init__(self, config: ProviderConfig) -> None:
-        self.config = config
-        self.name = f"gemini@{config.base_url}"
-        self.model = config.model
+class GeminiProvider(HttpProvider):
+    dialect = "gemini"
 
     def stream(self, messages: Sequence[Message], *, temperature: float, max_tokens: int,
                json_output: bool) -> Iterator[str | Completion]:

@@ -33,7 +33,9 @@ def read_events(response: Any) -> list[tuple[str, str]]:
     async def collect() -> list[bytes]:
         return [chunk async for chunk in response.streaming_content]
 
-    body = b"".join(async_to_sync(collect)()).decode()
+    # Paced (asynchronous) under ASGI, a plain generator under WSGI and this test client (answering/sse.py).
+    chunks = async_to_sync(collect)() if response.is_async else list(response.streaming_content)
+    body = b"".join(chunks).decode()
     events = []
     for block in body.split("\n\n"):
         if not block.strip():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,14 +12,7 @@ from answering.tests.console_data import escalation_make, staff_client, trace_ma
 from corpus.models import IngestJob
 from tenants.rls import tenant_context
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
-    """Upload folders are named by job id, which restarts with every throwaway database."""
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("uploads_in_tmp")]
 ACME_Q = "Why was my acme invoice charged twice?"
 GLOBEX_Q = "Does globex ship hazardous reagents overnight?"
 URL = "/admin/answering/escalation/"

@@ -17,14 +17,7 @@ from corpus.jobs import ingest_job_run
 from corpus.models import Document, IngestJob
 from tenants.rls import rls_transaction, tenant_context
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _uploads_in_tmp(settings: Any, tmp_path: Path) -> None:
-    """Upload folders are named by job id, which restarts with every throwaway database."""
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("uploads_in_tmp")]
 QUESTION = "Can I pay my invoice with a Zorblat gift card?"
 NOTE = ("Yes. Zorblat gift cards are accepted for invoices under 500 euros: enter the gift card code "
         "on the invoice payment page and the balance is applied at once.")

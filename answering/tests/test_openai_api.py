@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -243,55 +245,49 @@ def test_history_drops_our_sources_footer_and_keeps_the_recent_turns() -> None:
     assert conversation_from(messages, user="u2").conversation_id != conversation.conversation_id
 
 
-def test_extractive_model_never_calls_the_provider(paylane_key: str, client: Any, settings: Any,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def fake_openai(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The tenant's provider chain is one fake OpenAI-dialect server (a real local HTTP server)."""
     from answering.tests.fake_provider import fake_provider
 
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
-    settings.CACHE_ENABLED = False
     with fake_provider() as (url, script):
         settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
-        response = _chat(client, paylane_key, {"model": "answerdesk-extractive",
-                                               "messages": [{"role": "user", "content": QUESTION}]})
+        yield script
+
+
+def model_reply(script: Any) -> None:
+    script.openai.append(("ok", json.dumps({"answer": "It means insufficient funds [1].", "citations": [1],
+                                            "declined": False})))
+
+
+def test_extractive_model_never_calls_the_provider(paylane_key: str, client: Any, settings: Any,
+                                                   fake_openai: Any) -> None:
+    settings.CACHE_ENABLED = False
+    script = fake_openai
+    response = _chat(client, paylane_key, {"model": "answerdesk-extractive",
+                                           "messages": [{"role": "user", "content": QUESTION}]})
     assert response.status_code == 200 and script.requests == []
     assert response.json()["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
 def test_model_usage_is_reported_from_the_trace(paylane_key: str, client: Any, settings: Any,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
-    from answering.tests.fake_provider import fake_provider
-
-    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+                                                fake_openai: Any) -> None:
     settings.CACHE_ENABLED = False
-    with fake_provider() as (url, script):
-        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
-        script.openai.append(("ok", json.dumps({"answer": "It means insufficient funds [1].", "citations": [1],
-                                                "declined": False})))
-        response = _chat(client, paylane_key, {"model": "answerdesk",
-                                               "messages": [{"role": "user", "content": QUESTION}]})
+    model_reply(fake_openai)
+    response = _chat(client, paylane_key, {"model": "answerdesk", "messages": [{"role": "user", "content": QUESTION}]})
     body = response.json()
     assert body["choices"][0]["message"]["content"].startswith("It means insufficient funds [1].")
     # The fake provider reports 120 prompt and 30 completion tokens per call.
     assert body["usage"] == {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
 
 
-def test_a_cache_hit_reports_zero_usage(paylane_key: str, client: Any, settings: Any,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
-    from answering.tests.fake_provider import fake_provider
-
-    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test")
+def test_a_cache_hit_reports_zero_usage(paylane_key: str, client: Any, settings: Any, fake_openai: Any) -> None:
     settings.CACHE_ENABLED = True
     question = "What does the error code PL-4031 mean for a card payment?"
-    with fake_provider() as (url, script):
-        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
-        script.openai.append(("ok", json.dumps({"answer": "It means insufficient funds [1].", "citations": [1],
-                                                "declined": False})))
-        body = {"model": "answerdesk", "messages": [{"role": "user", "content": question}]}
-        first, second = _chat(client, paylane_key, body).json(), _chat(client, paylane_key, body).json()
+    model_reply(fake_openai)
+    body = {"model": "answerdesk", "messages": [{"role": "user", "content": question}]}
+    first, second = _chat(client, paylane_key, body).json(), _chat(client, paylane_key, body).json()
     assert first["usage"]["total_tokens"] == 150 and not first["answerdesk"]["cache_hit"]
     assert second["answerdesk"]["cache_hit"] and second["usage"]["total_tokens"] == 0
     assert second["choices"][0]["message"]["content"] == first["choices"][0]["message"]["content"]
