@@ -4,6 +4,12 @@ It needs no model provider, so it is what `make run` and the test suite use out 
 It never paraphrases, so it cannot invent a fact; it declines when no sentence is similar
 enough to the question. Retrieved text is data: a sentence that addresses the assistant
 ("ignore previous instructions…") is never quoted.
+
+An answer is at most three sentences, each verbatim from a cited chunk, without filler
+("See Section 20.4.", "The following options are available:") or a sentence said twice. When
+the best sentence belongs to a named entity (a parameter, function or setting: the last part
+of its chunk's heading path, docs/decisions/0041), the answer opens with that name, its kind
+and its default as the chunk states them: "`work_mem` (integer, default 4MB): Sets the base…".
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import numpy as np
 from django.conf import settings
 
 from answering.pipeline.drafts import Draft
+from corpus.chunking import HEADING_SEPARATOR
 from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
 from retrieval.search import Candidate
@@ -26,6 +33,19 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _MIN_CHARS = 25
+MAX_SENTENCES = 3  # whatever ANSWER_EXTRACTIVE_SENTENCES says above it: a quote, not a page
+# Pointers and list openers carry no fact of their own.
+_FILLER = re.compile(
+    r"^(?:see\b|refer to\b|for (?:more|further) (?:information|details)\b|more information\b"
+    r"|(?:this|the following|the next) (?:section|chapter|page|table|example)s? (?:describes?|explains?|shows?|lists?)\b"
+    r"|the following\b|as (?:mentioned|described|noted|shown|explained) (?:above|below|earlier|later)\b)",
+    re.IGNORECASE,
+)
+# Two sentences sharing this share of their words say the same thing once too often.
+_SAME_WORDS = 0.8
+_QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|limit|maximum|minimum|size|timeout)\b",
+                       re.IGNORECASE)
+_FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -66,9 +86,62 @@ def looks_like_instruction(sentence: str) -> bool:
     return bool(_INSTRUCTION.search(sentence))
 
 
+def is_filler(sentence: str) -> bool:
+    """A pointer elsewhere or the opener of a list: true of the sentence, not of its topic."""
+    return sentence.rstrip().endswith(":") or bool(_FILLER.match(sentence.lstrip("-•* ")))
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(_TOKEN.findall(text.lower()))
+
+
+def is_repeat(sentence: str, picked: list[str]) -> bool:
+    """Said already: the same words, near enough, and the same figures (five days and seven
+    days are two facts however alike the sentences read)."""
+    words = _tokens(sentence)
+    figures = {w for w in words if any(ch.isdigit() for ch in w)}
+    for other in picked:
+        theirs = _tokens(other)
+        if figures != {w for w in theirs if any(ch.isdigit() for ch in w)}:
+            continue
+        union = words | theirs
+        if sentence == other or (union and len(words & theirs) / len(union) >= _SAME_WORDS):
+            return True
+    return False
+
+
+def _score(question: str, sentences: list[_Sentence]) -> np.ndarray:
+    """Cosine to the question (one encoder call), plus the lexical bonus; a question asking for
+    an amount or a default leans to the sentences that state a figure."""
+    vectors = get_encoder().encode([question, *[s.text for s in sentences]])
+    bonus = [lexical_bonus(question, s.text) for s in sentences]
+    if _QUANTITY.search(question):
+        bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
+    return np.asarray(vectors[1:] @ vectors[0] + np.array(bonus))
+
+
+def _pick(scored: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
+    """The best sentences above the floor: at most two per chunk, none said twice."""
+    limit = min(settings.ANSWER_EXTRACTIVE_SENTENCES, MAX_SENTENCES)
+    picked: list[_Sentence] = []
+    per_chunk: dict[int, int] = {}
+    for sentence, score in scored:
+        if score < minimum or len(picked) >= limit:
+            break
+        if per_chunk.get(sentence.candidate.chunk_id, 0) >= 2 or is_repeat(sentence.text, [p.text for p in picked]):
+            continue
+        per_chunk[sentence.candidate.chunk_id] = per_chunk.get(sentence.candidate.chunk_id, 0) + 1
+        picked.append(sentence)
+    return picked
+
+
 def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
     context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
-    sentences = [_Sentence(s, c) for c in context for s in split_sentences(_body(c)) if not looks_like_instruction(s)]
+    sentences = [_Sentence(s, c) for c in context for s in split_sentences(_body(c))
+                 if not looks_like_instruction(s) and not is_filler(s)]
     identifiers = [t[1:] for t in exact_terms(question)]
     naming = [s for s in sentences if any(i in s.text.lower() for i in identifiers)]
     if naming:
@@ -76,9 +149,7 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
         sentences = naming
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
-    # One encoder call for the question and every candidate sentence.
-    vectors = get_encoder().encode([question, *[s.text for s in sentences]])
-    similarity = vectors[1:] @ vectors[0] + np.array([lexical_bonus(question, s.text) for s in sentences])
+    similarity = _score(question, sentences)
     order = np.argsort(-similarity, kind="stable")
     minimum = settings.ANSWER_EXTRACTIVE_MIN_SIMILARITY
     if float(similarity[order[0]]) < minimum:
@@ -92,18 +163,56 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked: list[_Sentence] = []
-    per_chunk: dict[int, int] = {}
-    for sentence, score in scored:
-        if score < minimum or len(picked) >= settings.ANSWER_EXTRACTIVE_SENTENCES:
-            break
-        if per_chunk.get(sentence.candidate.chunk_id, 0) >= 2 or any(p.text == sentence.text for p in picked):
-            continue
-        per_chunk[sentence.candidate.chunk_id] = per_chunk.get(sentence.candidate.chunk_id, 0) + 1
-        picked.append(sentence)
+    picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = " ".join(f"{p.text} [{p.candidate.chunk_id}]" for p in picked)
-    return Draft(text=text, cited_chunk_ids=cited, generator="extractive")
+    lead = entity_lead(picked[0].candidate, [p.candidate for p in picked])
+    return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
+
+
+# A heading path's last part that names an entity: an identifier (work_mem, os.path.join,
+# --echo-all, DEBUG) alone, with its kind ("work_mem (integer)") or as a signature
+# ("full_clean(exclude=None)"). "20.4.1. Memory" and "Serial Types" are headings, not entities.
+_TERM = re.compile(
+    r"(?:(?:class|exception|method|function|attribute|data)\s+)?(?P<name>[A-Za-z_][\w.]*|--?[A-Za-z][\w-]*)"
+    r"(?:(?P<signature>\(.*\)(?: …)?)|\s\((?P<kind>[^()]{1,40})\))?"
+)
+_DEFAULT = re.compile(r"\bdefault(?:\s+value)?(?:\s+is|:)\s+(?:typically\s+|usually\s+)?(?P<value>[^.;\n]{1,60})",
+                      re.IGNORECASE)
+_PARENTHESISED = re.compile(r"\(\s*([^()\s][^()]{0,23}?)\s*\)")
+
+
+def default_of(text: str) -> str:
+    """The default a definition states, as it states it: "4MB" of "The default is four megabytes (4MB)"."""
+    found = _DEFAULT.search(text)
+    if found is None:
+        return ""
+    value = found["value"].strip()
+    inner = _PARENTHESISED.search(value)
+    if inner is not None:
+        return inner[1]
+    return value if len(value) <= 24 and len(value.split()) <= 3 else ""
+
+
+def entity_lead(candidate: Candidate, cited: list[Candidate]) -> str:
+    """"`work_mem` (integer, default 4MB): " when the chunk's heading path ends in an entity, else "".
+
+    Every word of it is in a cited chunk: the name and kind in its heading path, the default
+    in the body of a cited chunk of the same entity."""
+    term = candidate.heading_path.split(HEADING_SEPARATOR)[-1].strip()
+    found = _TERM.fullmatch(term)
+    if found is None:
+        return ""
+    name, signature, kind = found["name"], found["signature"], found["kind"]
+    if not (signature or kind or "_" in name or "." in name or name.startswith("-") or
+            (name.isupper() and len(name) > 2)):
+        return ""
+    bodies = [_body(c) for c in cited if c.document_id == candidate.document_id
+              and c.heading_path == candidate.heading_path]
+    default = next((d for d in map(default_of, bodies) if d), "")
+    details = ", ".join(part for part in (kind or "", f"default {default}" if default else "") if part)
+    shown = f"`{name}{signature}`" if signature else f"`{name}`"
+    return f"{shown} ({details}): " if details else f"{shown}: "
 
 
 def _conflict_answer(picked: list[_Sentence]) -> Draft:

@@ -1,0 +1,100 @@
+"""The offline answerer: three sentences at most, the entity first, nothing said twice, every
+sentence verbatim from a chunk it cites (issue 16 item 5)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from answering.pipeline.extractive import extract_answer
+from retrieval.search import Candidate
+
+MEMORY = "20.4. Resource Consumption > 20.4.1. Memory"
+WORK_MEM_BODY = (
+    "Sets the base maximum amount of memory to be used by a query operation (such as a sort or hash table) "
+    "before writing to temporary disk files. If this value is specified without units, it is taken as kilobytes. "
+    "The default value is four megabytes ( 4MB). Note that a complex query might perform several sort and hash "
+    "operations at the same time, with each operation generally being allowed to use as much memory as this "
+    "value specifies before it starts to write data into temporary files."
+)
+_MARKER = re.compile(r"\s*\[(\d+)\]")
+_LEAD = re.compile(r"`[^`]+`(?: \([^()]*\))?: ")
+
+
+def candidate(chunk_id: int, heading_path: str, body: str, *, document_id: int | None = None) -> Candidate:
+    return Candidate(chunk_id=chunk_id, document_id=document_id or chunk_id, slug=f"doc-{chunk_id}", title="Manual",
+                     source_type="doc", heading_path=heading_path, content=f"{heading_path}\n\n{body}", page=None,
+                     version="", effective_date=dt.date(2025, 1, 1), contested=False, fused_score=0.5,
+                     ranks={"vector": 1}, vector_similarity=0.5, keyword_coverage=0.5, matched_terms=[])
+
+
+def quoted(text: str) -> list[tuple[str, int]]:
+    """(sentence, cited chunk id) pairs of an extractive answer, its entity lead removed."""
+    lead = _LEAD.match(text)
+    pieces = _MARKER.split(text[lead.end():] if lead else text)
+    return [(pieces[i].strip(), int(pieces[i + 1])) for i in range(0, len(pieces) - 1, 2)]
+
+
+def test_at_most_three_sentences_whatever_the_setting(settings: object) -> None:
+    settings.ANSWER_EXTRACTIVE_SENTENCES = 10  # type: ignore[attr-defined]
+    bodies = [f"Refunds for plan {name} are paid back to the original card within {days} business days."
+              for name, days in (("Basic", 5), ("Team", 6), ("Business", 7), ("Enterprise", 8), ("Starter", 9))]
+    context = [candidate(i + 1, "Billing > Refunds", body) for i, body in enumerate(bodies)]
+    draft = extract_answer("How long do refunds take to reach the card?", context)
+    assert not draft.declined and len(quoted(draft.text)) == 3
+
+
+def test_the_answer_leads_with_the_entity_its_best_sentence_belongs_to() -> None:
+    context = [candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY),
+               candidate(8, MEMORY, "Memory settings control how the server uses RAM for caching and sorting.")]
+    draft = extract_answer("How much memory can a sort use before it spills to temporary disk files?", context)
+    assert draft.text.startswith("`work_mem` (integer, default 4MB): "), draft.text
+    assert quoted(draft.text)[0] == (WORK_MEM_BODY.split(". ")[0] + ".", 7)
+
+
+def test_a_heading_that_names_no_entity_gets_no_lead() -> None:
+    draft = extract_answer("How much memory can a sort use before it spills to temporary disk files?",
+                           [candidate(7, MEMORY, WORK_MEM_BODY)])
+    assert draft.text.startswith("Sets the base maximum amount of memory"), draft.text
+
+
+@pytest.mark.parametrize(("term", "lead"), [
+    ("full_clean(exclude=None, validate_unique=True)", "`full_clean(exclude=None, validate_unique=True)`: "),
+    ("DEBUG", "`DEBUG`: "),
+    ("--echo-all", "`--echo-all`: "),
+])
+def test_signatures_settings_and_options_lead_too(term: str, lead: str) -> None:
+    body = "This call validates every field of the model instance and raises a validation error listing each problem."
+    draft = extract_answer("How do I validate every field of a model instance?", [candidate(3, f"Models > {term}", body)])
+    assert draft.text.startswith(lead), draft.text
+
+
+def test_a_sentence_said_twice_is_quoted_once_and_filler_never() -> None:
+    same = "Refunds are paid back to the original card within five business days of the request."
+    near = "Refunds are paid back to the original card within five business days of a request."
+    context = [candidate(1, "Billing > Refunds", f"{same} See Section 4.2 for more information."),
+               candidate(2, "Help > Refunds", f"{near} The following refund options are available:"),
+               candidate(3, "FAQ > Refunds", f"{same} A refund never includes the original processing fee.")]
+    draft = extract_answer("How long do refunds take to reach the original card?", context)
+    sentences = [s for s, _ in quoted(draft.text)]
+    assert sum("within five business days" in s for s in sentences) == 1, sentences
+    assert not any(s.startswith(("See ", "The following")) for s in sentences), sentences
+
+
+def test_every_sentence_is_verbatim_from_a_chunk_it_cites() -> None:
+    context = [candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY),
+               candidate(9, f"{MEMORY} > maintenance_work_mem (integer)",
+                         "Specifies the maximum amount of memory to be used by maintenance operations, such as "
+                         "VACUUM, CREATE INDEX, and ALTER TABLE ADD FOREIGN KEY. It defaults to 64 megabytes ( 64MB).")]
+    draft = extract_answer("What is the maximum memory a sort or a maintenance operation may use?", context)
+    by_id = {c.chunk_id: c.content for c in context}
+    pairs = quoted(draft.text)
+    assert pairs and set(draft.cited_chunk_ids) == {chunk for _, chunk in pairs}
+    for sentence, chunk in pairs:
+        assert sentence in by_id[chunk], (sentence, chunk)
+    lead = _LEAD.match(draft.text)
+    assert lead is not None, draft.text
+    for word in re.findall(r"[\w.]+", lead.group(0).replace("default", "")):
+        assert any(word in by_id[chunk] for chunk in draft.cited_chunk_ids), word
