@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from psycopg import sql
 
-from answering.providers import Message, ProviderError, build_provider, parse_provider_configs
+from answering.providers import Message, ProviderError, build_provider, parse_provider_configs, reply_json
 from answering.providers.chain import AllProvidersFailed, CallMeter, ProviderChain, SpendCapReached
 from answering.pipeline.llm import escape_attribute, escape_text
 from answering.providers.spend import TenantMeter
@@ -62,13 +62,12 @@ class JudgeScore:
 
 
 def parse_judgement(text: str) -> tuple[int, int, str]:
-    cleaned = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     try:
-        data = json.loads(cleaned)
+        data = reply_json(text)
     except json.JSONDecodeError as exc:
-        raise JudgeOutputError(f"not JSON: {cleaned[:80]!r}") from exc
+        raise JudgeOutputError(f"not JSON: {text.strip()[:80]!r}") from exc
     if not isinstance(data, dict):
-        raise JudgeOutputError(f"not an object: {cleaned[:80]!r}")
+        raise JudgeOutputError(f"not an object: {text.strip()[:80]!r}")
     scores = []
     for name in SCORE_FIELDS:
         value = data.get(name)

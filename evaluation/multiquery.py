@@ -4,11 +4,10 @@ has no multi-query path, so this arm reports retrieval metrics and skips answer 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from answering.providers import Message, ProviderError
+from answering.providers import Message, ProviderError, reply_json
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from answering.pipeline.rewriting import rewrite_query
 from answering.providers.spend import TenantMeter
@@ -29,7 +28,7 @@ def llm_rephraser(chain: ProviderChain) -> Callable[[str], list[str]]:
         try:
             completion = chain.complete([Message("user", PROMPT.format(n=VARIANTS, question=question))],
                                         temperature=0.0, max_tokens=300, json_output=True)
-            data = json.loads(completion.text.strip().removeprefix("```json").removesuffix("```"))
+            data = reply_json(completion.text)
         except (AllProvidersFailed, ProviderError, ValueError):
             return []  # the original question is still searched: a failed rephrasing costs recall, not the case
         queries = data.get("queries") if isinstance(data, dict) else None
