@@ -69,7 +69,7 @@ class Escalation(LogMirror):
     resolution_note = models.TextField(blank=True, default="")
     resolved_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
-    # The ingest job that turned the resolution into a ticket document (answering/escalations.py).
+    # The ingest job that turned the resolution into a ticket document (answering/console/escalations.py).
     knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta(LogMirror.Meta):

@@ -1,7 +1,7 @@
 """A provider-free contextualizer: the document's title and its opening sentence, per chunk.
 
 Contextual retrieval prepends a situating blurb to each chunk before it is embedded. The
-model-written blurb (answering.contextualize) needs a provider; this one says only what the
+model-written blurb (answering.pipeline.contextualize) needs a provider; this one says only what the
 document itself says about what it is, so it can run offline and be measured as its own arm
 (docs/decisions/0022-contextual-blurbs.md). Plug in with
 CORPUS_CONTEXTUALIZER = "corpus.contextual.title_and_summary".

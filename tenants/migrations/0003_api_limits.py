@@ -1,4 +1,4 @@
-"""Per-tenant daily spend cap and per-key rate limit (answering/spend.py, tenants/apikeys.py).
+"""Per-tenant daily spend cap and per-key rate limit (answering/providers/spend.py, tenants/apikeys.py).
 
 Both NULL by default: NULL means "the setting" (ANSWER_DAILY_SPEND_CAP_USD, API_RATE_LIMIT_PER_KEY),
 so a deployment changes every tenant at once and a row overrides only where it must.

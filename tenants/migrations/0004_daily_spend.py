@@ -1,4 +1,4 @@
-"""Per-tenant daily provider spend, one row per tenant and UTC day (answering/spend.py).
+"""Per-tenant daily provider spend, one row per tenant and UTC day (answering/providers/spend.py).
 
 Every provider call adds its tokens and cost here in one UPSERT, and the cap is checked
 against this row before each call (docs/decisions/0037-every-provider-call-is-metered.md).
