@@ -41,6 +41,8 @@ _FILLER = re.compile(
     r"|the following\b|as (?:mentioned|described|noted|shown|explained) (?:above|below|earlier|later)\b)",
     re.IGNORECASE,
 )
+_ANNOUNCES = re.compile(r"\b(?:following|as follows|for (?:example|instance)|examples?|these|below|include)\b",
+                        re.IGNORECASE)
 # Two sentences sharing this share of their words say the same thing once too often.
 _SAME_WORDS = 0.8
 _QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|limit|maximum|minimum|size|timeout)\b",
@@ -87,8 +89,13 @@ def looks_like_instruction(sentence: str) -> bool:
 
 
 def is_filler(sentence: str) -> bool:
-    """A pointer elsewhere or the opener of a list: true of the sentence, not of its topic."""
-    return sentence.rstrip().endswith(":") or bool(_FILLER.match(sentence.lstrip("-•* ")))
+    """A pointer elsewhere or the opener of a list: true of the sentence, not of its topic.
+
+    A sentence ending in a colon can still be the answer ("Send the key in the header as
+    `Authorization: Bearer` followed by the key:"); only one that announces a list is dropped."""
+    if sentence.rstrip().endswith(":") and _ANNOUNCES.search(sentence):
+        return True
+    return bool(_FILLER.match(sentence.lstrip("-•* ")))
 
 
 _TOKEN = re.compile(r"\w+")

@@ -98,3 +98,10 @@ def test_every_sentence_is_verbatim_from_a_chunk_it_cites() -> None:
     assert lead is not None, draft.text
     for word in re.findall(r"[\w.]+", lead.group(0).replace("default", "")):
         assert any(word in by_id[chunk] for chunk in draft.cited_chunk_ids), word
+
+
+def test_a_sentence_ending_in_a_colon_can_be_the_answer() -> None:
+    """It introduces the example that follows it; only a sentence announcing a list is filler."""
+    body = "Send the key in the header as `Authorization: Bearer` followed by the key:\nAuthorization: Bearer hw_key_123"
+    draft = extract_answer("How do I send the API key with a request?", [candidate(4, "API > Sending the key", body)])
+    assert not draft.declined and draft.text.startswith("Send the key in the header"), draft
