@@ -35,9 +35,11 @@ _STRIP = ", ".join(
         "[role=navigation]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]",
         ".navheader", ".navfooter", ".breadcrumb", ".breadcrumbs", ".sidebar", ".sphinxsidebar",
         ".related", ".toc", "#toc", ".md-header", ".md-footer", ".md-sidebar", ".md-nav",
-        ".headerlink", ".viewcode-link", ".skip-link", ".wy-nav-side", ".rst-footer-buttons", ".footer", ".header",
+        ".headerlink", ".skip-link", ".wy-nav-side", ".rst-footer-buttons", ".footer", ".header",
     ]
 )
+# A Sphinx signature's "[source]" link is no part of the term the heading path shows.
+_STRIP_WITH_ENTITIES = f"{_STRIP}, .viewcode-link"
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = {"p", "pre", "li", "dt", "dd", "td", "th", "blockquote", "caption", "figcaption"}
 _SELECT = ", ".join([*_HEADINGS, *_BLOCKS])
@@ -143,12 +145,13 @@ class _Ancestry:
     Walking every node's parents afresh cost depth × nodes: 8,000 nested sections with a
     heading each took 8 s, 32,000 took minutes. With the memo each node is visited once."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, entities: bool) -> None:
         self._flags: dict[int, int] = {}
+        self.entities = entities
 
     def _own(self, node: LexborNode) -> int:
         tag = node.tag
-        if tag == "dd" and _holds_blocks(node):
+        if tag == "dd" and self.entities and _holds_blocks(node):
             flags = 1 << _DEPTH_SHIFT  # a container: its blocks are read under its term
         else:
             flags = _BLOCK if tag in _BLOCKS else _HEADING if tag in _HEADINGS else 0
@@ -190,9 +193,10 @@ def _term_text(node: LexborNode) -> str:
     return _SPACE_AFTER_OPEN.sub(r"\1", _clean(node.text(separator="" if "sig" in classes else " ")))
 
 
-def _add(items: list[outline.Item], node: LexborNode, enclosing: int) -> None:
+def _add(items: list[outline.Item], node: LexborNode, enclosing: int, *, entities: bool) -> None:
     """One heading, term or block of the page, unless something enclosing it already holds its text."""
     tag = node.tag
+    term = entities and tag == "dt"
     depth = enclosing >> _DEPTH_SHIFT
     if tag in _HEADINGS:
         if enclosing & _HEADING:
@@ -203,14 +207,14 @@ def _add(items: list[outline.Item], node: LexborNode, enclosing: int) -> None:
         elif text:
             items.append(outline.Item(outline.HEADING, text, level=_HEADINGS[tag]))
         return
-    if enclosing & _BLOCK or (tag == "dd" and _holds_blocks(node)):
+    if enclosing & _BLOCK or (entities and tag == "dd" and _holds_blocks(node)):
         return
-    text = _term_text(node) if tag == "dt" else _block_text(node)
-    if text and tag == "dt":
+    text = _term_text(node) if term else _block_text(node)
+    if text and term:
         outline.add_term(items, text=text, depth=depth, anchor=node.attributes.get("id") or "")
     elif text:
         # A <dd> of inline text is the definition of the term before it: one level deeper.
-        items.append(outline.Item(outline.TEXT, text, depth=depth + (tag == "dd")))
+        items.append(outline.Item(outline.TEXT, text, depth=depth + (entities and tag == "dd")))
 
 
 def extract_page(file: SourceFile, raw: bytes) -> _Page:
@@ -223,19 +227,20 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     body = tree.body
     if body is None:
         raise ParseError("no <body>")
-    for node in body.css(_STRIP):
+    entities = outline.entities_enabled()
+    for node in body.css(_STRIP_WITH_ENTITIES if entities else _STRIP):
         node.decompose()
     items: list[outline.Item] = []
-    ancestry = _Ancestry()
+    ancestry = _Ancestry(entities=entities)
     nodes = body.css(_SELECT)
     if len(nodes) > MAX_BLOCKS:  # each costs Python time; a manual's page has a few thousand
         raise ParseError(f"HTML page has {len(nodes):,} headings and blocks; the limit is {MAX_BLOCKS:,}")
     for node in nodes:
         budget.tick()
-        _add(items, node, ancestry.of(node))
+        _add(items, node, ancestry.of(node), entities=entities)
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
-    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, outline.OUTLINE_VERSION))
+    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *outline.fingerprint_parts()))
 
 
 def boilerplate(pages: list[_Page]) -> set[str]:
@@ -251,7 +256,7 @@ def boilerplate(pages: list[_Page]) -> set[str]:
 def build_document(page: _Page, *, repeated: set[str], source_type: str) -> ParsedDocument:
     title = page.title or page.file.slug
     kept = (item for item in page.items if item.kind != outline.TEXT or item.text not in repeated)
-    sections = outline.sections(kept, title=title)
+    sections = outline.sections(kept, title=title, strip=False)
     if not sections:
         raise NavigationOnly("only navigation: nothing left after stripping menus and tables of contents")
     return ParsedDocument(

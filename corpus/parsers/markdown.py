@@ -21,6 +21,9 @@ from corpus.parsers import budget, outline
 METADATA_KEYS = ("title", "audience", "supersedes", "version", "effective_date")
 _FENCES = ("```", "~~~")
 _FENCE_OPENERS = ("`", "~")
+# Text before the first h1 is under the document's title (it had an empty heading path), and an
+# h2 that repeats the title is not shown twice: what is stored re-chunks once.
+MARKDOWN_OUTLINE = "outline-1"
 _AFTER_TERM = (":", "")  # what the line after a term opens with: its definition, or a blank line
 
 
@@ -77,7 +80,7 @@ def _opens_definition(lines: list[str], number: int) -> bool:
     return bool(following) and _definition(following[0]) is not None
 
 
-def outline_items(body: str) -> list[outline.Item]:
+def outline_items(body: str, *, entities: bool) -> list[outline.Item]:
     """Headings outside code fences, definition-list terms and their definitions, and lines
     (consecutive lines of text are one item)."""
     lines = body.split("\n")
@@ -101,8 +104,8 @@ def outline_items(body: str) -> list[outline.Item]:
             if line.lstrip().startswith(_FENCES):
                 in_fence = not in_fence
         # Nor can most be a term: that needs a definition (or a blank line) on the next line.
-        term = (number < last and lines[number + 1][:1] in _AFTER_TERM and first and not first.isspace()
-                and not in_fence and _opens_definition(lines, number))
+        term = (entities and number < last and lines[number + 1][:1] in _AFTER_TERM and first and first != ":"
+                and not first.isspace() and not in_fence and _opens_definition(lines, number))
         if in_fence or (not depth and first != "#" and not term):
             pending.append(line)
             continue
@@ -129,10 +132,10 @@ def outline_items(body: str) -> list[outline.Item]:
 
 def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]]:
     """Split on headings and definition-list terms. The first h1 names the document if no title was given."""
-    items = outline_items(body)
+    items = outline_items(body, entities=outline.entities_enabled())
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING and item.level == 1), "")
-    return title, outline.sections(items, title=title)
+    return title, outline.sections(items, title=title, strip=True)
 
 
 def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra: str = "") -> ParsedDocument:
@@ -152,7 +155,7 @@ def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra:
         source_type=source_type,
         sections=sections,
         source_path=str(file.path),
-        fingerprint=fingerprint(text, extra, outline.OUTLINE_VERSION),
+        fingerprint=fingerprint(text, extra, MARKDOWN_OUTLINE, *outline.fingerprint_parts()),
         version=str(meta.get("version") or ""),
         effective_date=parse_date(meta.get("effective_date"), what="effective_date"),
         audience=str(audience) if audience else None,

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from django.conf import settings
+
 from corpus.parsers import Section, budget
 
 # A term whose definition holds fewer characters than this stays a line of its parent's text:
@@ -29,11 +31,23 @@ MAX_ENTITY_DEPTH = 4
 # A term longer than this (a Sphinx signature with every default) is cut in the heading path;
 # its whole text opens the entity's body, so nothing is lost to the cut.
 MAX_TERM_CHARS = 100
-# Joins what this module changes into every fingerprint of the parsers that use it: a change
-# here must re-chunk what was stored before.
+# Joins the fingerprint of every document parsed with entities on: turning them on, or a
+# change here, must re-chunk what was stored before.
 OUTLINE_VERSION = "entities-1"
 
 HEADING, TEXT, TERM = 1, 0, -1
+
+
+def entities_enabled() -> bool:
+    """Off by default: on the developer sets the entities did not win (decision 0041). Off,
+    the parsers read definition lists as they always did, byte for byte."""
+    return bool(getattr(settings, "CORPUS_DEFINITION_ENTITIES", False))
+
+
+def fingerprint_parts() -> tuple[str, ...]:
+    """What the outline adds to a document's fingerprint: nothing while entities are off, so
+    what was stored before stays unchanged."""
+    return (OUTLINE_VERSION,) if entities_enabled() else ()
 
 
 class Item(NamedTuple):
@@ -101,18 +115,20 @@ def short_term(text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, *, strip: bool) -> None:
         self.title = title
+        self.strip = strip
         self.headings: list[tuple[int, str]] = []
         self.entities: list[tuple[int, str, str]] = []  # (depth, term as the path shows it, anchor)
         self.buffer: list[str] = []
         self.sections: list[Section] = []
 
     def flush(self) -> None:
-        text = "\n".join(self.buffer).strip()
+        text = "\n".join(self.buffer)
         self.buffer.clear()
-        if not text:
+        if not text.strip():
             return
+        text = text.strip() if self.strip else text
         path = (self.title, *[h for _, h in self.headings if h != self.title], *[t for _, t, _ in self.entities])
         anchor = next((a for _, _, a in reversed(self.entities) if a), "")
         self.sections.append(EntitySection(path, text, anchor=anchor) if self.entities else Section(path, text))
@@ -143,11 +159,12 @@ class _Builder:
             self.buffer.append(item.text)
 
 
-def sections(items: Iterable[Item], *, title: str) -> list[Section]:
-    """The sections of a document: a heading or a promoted term starts one, leaving an entity ends one."""
+def sections(items: Iterable[Item], *, title: str, strip: bool) -> list[Section]:
+    """The sections of a document: a heading or a promoted term starts one, leaving an entity ends one.
+    `strip`: trim each section's text (Markdown's blank lines), or keep it as the lines were read."""
     items = list(items)
     promoted = promoted_terms(items)
-    builder = _Builder(title)
+    builder = _Builder(title, strip=strip)
     for index, item in enumerate(items):
         if not index & 1023:
             budget.tick()

@@ -1,14 +1,22 @@
 """Definition-list terms as entities: the term joins the heading path, its id is the anchor
-(docs/decisions/0041-definition-list-entities.md)."""
+(docs/decisions/0041-definition-list-entities.md). Off by default (CORPUS_DEFINITION_ENTITIES);
+these tests turn it on, except those that pin what off means."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+import pytest
+
 from corpus.chunking import chunk_sections
 from corpus.embedding import Encoder
-from corpus.parsers import ParsedDocument, ParseFailure, Section, SourceFile, html, markdown
+from corpus.parsers import ParsedDocument, ParseFailure, Section, SourceFile, fingerprint, html, markdown
+
+
+@pytest.fixture(autouse=True)
+def entities_on(settings: pytest.FixtureRequest) -> None:
+    settings.CORPUS_DEFINITION_ENTITIES = True  # type: ignore[attr-defined]
 
 WORK_MEM = (
     "Sets the base maximum amount of memory to be used by a query operation (such as a sort or hash table) "
@@ -163,13 +171,26 @@ def test_chunks_split_at_entities_and_carry_the_anchor(tmp_path: Path, encoder: 
     assert "shared memory buffers" not in work_mem.content
 
 
-def test_the_outline_joins_the_fingerprint(tmp_path: Path, monkeypatch: object) -> None:
-    """A parser change must re-chunk what is stored: the content hash is built on this fingerprint."""
-    from corpus.parsers import outline
+def test_turning_entities_on_changes_the_fingerprint(tmp_path: Path, settings: pytest.FixtureRequest) -> None:
+    """The content hash is built on this fingerprint: turning entities on or off re-chunks what is stored."""
+    on = _parse_html(tmp_path, "a.html", POSTGRES).fingerprint
+    settings.CORPUS_DEFINITION_ENTITIES = False  # type: ignore[attr-defined]
+    off = _parse_html(tmp_path, "a.html", POSTGRES).fingerprint
+    assert on != off and off == fingerprint(POSTGRES.encode())  # off: the fingerprint of before
 
-    before = _parse_html(tmp_path, "a.html", POSTGRES).fingerprint
-    monkeypatch.setattr(outline, "OUTLINE_VERSION", "entities-test")  # type: ignore[attr-defined]
-    assert _parse_html(tmp_path, "a.html", POSTGRES).fingerprint != before
+
+def test_off_reads_a_definition_list_as_before(tmp_path: Path, settings: pytest.FixtureRequest) -> None:
+    settings.CORPUS_DEFINITION_ENTITIES = False  # type: ignore[attr-defined]
+    doc = _parse_html(tmp_path, "runtime-config-resource.html", POSTGRES)
+    memory = [s for s in doc.sections if s.heading_path[-1] == "20.4.1. Memory"]
+    assert len(memory) == 1 and _anchor(memory[0]) is None
+    lines = memory[0].text.split("\n")
+    assert lines[0] == "shared_buffers ( integer)"  # the dt as the old parser cleaned it
+    assert lines[2] == "work_mem ( integer)" and lines[3].startswith("Sets the base maximum") and len(lines) == 4
+    path = tmp_path / "glossary.md"
+    path.write_text(GLOSSARY_MD)
+    [md] = list(markdown.parse_files([SourceFile(path=path, slug="glossary")], source_type="doc"))
+    assert isinstance(md, ParsedDocument) and [s.heading_path for s in md.sections] == [("Glossary",)]
 
 
 def test_an_empty_definition_keeps_its_term_as_text(tmp_path: Path) -> None:

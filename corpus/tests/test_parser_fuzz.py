@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,13 +33,16 @@ WALL: dict[str, list[float]] = defaultdict(list)
 _DIR = Path(tempfile.mkdtemp(prefix="parser-fuzz-"))
 
 
-def run_backend(kind: str, name: str, content: bytes, source_type: str = "doc") -> list[object]:
-    """Parse one file; return its results after checking the contract."""
+def run_backend(kind: str, name: str, content: bytes, source_type: str = "doc", *,
+                entities: bool | None = None) -> list[object]:
+    """Parse one file; return its results after checking the contract. Definition-list entities
+    (off by default) are on for every other input unless `entities` says, so both paths are driven."""
     path = _DIR / name
     path.write_bytes(content)
     backend = {"markdown": markdown, "html": html, "text": text, "entries": entries, "pdf": pdf}[kind]
     started, cpu_started = time.perf_counter(), time.thread_time()
-    results = list(backend.parse_files([SourceFile(path=path, slug=path.stem)], source_type=source_type))
+    with override_settings(CORPUS_DEFINITION_ENTITIES=len(content) % 2 == 0 if entities is None else entities):
+        results = list(backend.parse_files([SourceFile(path=path, slug=path.stem)], source_type=source_type))
     _record(kind, started, cpu_started, content)
     assert results, "no result at all"
     for result in results:
@@ -122,7 +126,6 @@ ADVERSARIAL_TEXT = [
     "---\n" + "x: " + "9" * 5000 + "\n---\nb", "---\neffective_date: 2025-13-45\n---\nb",
     "---\naudience: [internal, public]\n---\nbody", "---\ntitle: {a: 1}\n---\nbody", "---\n" + "a: b\n" * 20_000,
     "---\n" + "k" * 20_000 + ": v\n---\nbody", "---\n!!python/object/apply:os.system [ls]\n---\nb",
-    "t\n: d\n" * 100_000, "t\n\n: " + "d " * 150 + "\n\n" * 20_000, ": \n" * BIG, "t\n" * 100_000 + ": d",
 ]
 ADVERSARIAL_HTML = [
     b"<section><h2>x</h2>" * 40_000, b"<div>" * 200_000 + b"<p>x</p>", b"<select>" + b"<option>x" * 20_000,
@@ -130,8 +133,13 @@ ADVERSARIAL_HTML = [
     b"<h2><div>" * 20_000, b"<!--" * 100_000, b"<script>" + b"<div>" * 100_000, b"<" * BIG, b"&" * BIG,
     b"<p>" + b" " * BIG + b",</p>", b"<html><body><p>a\x00b</p></body></html>", b"\xff\xfe<\x00p\x00>",
     b"<pre>" + b"\n" * BIG + b"</pre>", b'<div class="' + b"note " * 50_000 + b'"><h2>t</h2><p>x</p></div>',
-    b"<dl><dt>t</dt><dd><p>" * 20_000, b"<dl>" + (b"<dt id=a>t<dd><p>" + b"x " * 150) * 8_000,
-    b"<dl>" + b"<dt>t" * 40_000 + b"<dd><p>x", b"<dd><div>" * 20_000,
+]
+# Definition lists, parsed with entities on.
+ADVERSARIAL_LISTS = [
+    ("html", b"<dl><dt>t</dt><dd><p>" * 20_000), ("html", b"<dl>" + (b"<dt id=a>t<dd><p>" + b"x " * 150) * 8_000),
+    ("html", b"<dl>" + b"<dt>t" * 40_000 + b"<dd><p>x"), ("html", b"<dd><div>" * 20_000),
+    ("markdown", b"t\n: d\n" * 100_000), ("markdown", b"t\n\n: " + b"d " * 150 + b"\n\n" * 20_000),
+    ("markdown", b": \n" * BIG), ("markdown", b"t\n" * 100_000 + b": d"),
 ]
 ADVERSARIAL_JSON = [
     "[" * 100_000 + "]" * 100_000, '[{"id": ' + "9" * 5000 + ', "body": "x"}]', '{"entries": ' * 5000 + "[]",
@@ -182,6 +190,12 @@ def test_adversarial_markdown_and_text(index: int) -> None:
 @pytest.mark.parametrize("index", range(len(ADVERSARIAL_HTML)))
 def test_adversarial_html(index: int) -> None:
     run_backend("html", f"adv{index}.html", ADVERSARIAL_HTML[index])
+
+
+@pytest.mark.parametrize("index", range(len(ADVERSARIAL_LISTS)))
+def test_adversarial_definition_lists(index: int) -> None:
+    kind, content = ADVERSARIAL_LISTS[index]
+    run_backend(kind, f"list{index}.{'md' if kind == 'markdown' else 'html'}", content, entities=True)
 
 
 @pytest.mark.parametrize("index", range(len(ADVERSARIAL_JSON) + len(ADVERSARIAL_CSV)))
