@@ -147,7 +147,7 @@ def test_a_big_definition_list_parses_within_the_budget(tmp_path: Path) -> None:
     entries = "".join(f"<dt id='P-{i}'>param_{i} (integer)</dt><dd><p>{body}</p></dd>" for i in range(12_000))
     started = time.thread_time()
     doc = _parse_html(tmp_path, "big.html", f"<html><body><h1>Params</h1><dl>{entries}</dl></body></html>")
-    assert time.thread_time() - started < 3.0  # the parse budget of this 3.4 MB page is 8.4 s
+    assert time.thread_time() - started < 3.0  # the parse budget of this 3.8 MB page is 8.8 s
     assert len(doc.sections) == 12_000 and _anchor(doc.sections[-1]) == "P-11999"
 
 
