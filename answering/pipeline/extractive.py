@@ -45,8 +45,9 @@ _ANNOUNCES = re.compile(r"\b(?:following|as follows|for (?:example|instance)|exa
                         re.IGNORECASE)
 # Two sentences sharing this share of their words say the same thing once too often.
 _SAME_WORDS = 0.8
-_QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|limit|maximum|minimum|size|timeout)\b",
-                       re.IGNORECASE)
+# A question asking for an amount; "a higher rate limit" is not one (paylane-n022 lost its answer
+# to "$249/month" while "limit" counted).
+_QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|maximum|minimum)\b", re.IGNORECASE)
 _FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
 
 
