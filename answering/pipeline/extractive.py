@@ -51,10 +51,23 @@ _QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|max
 _FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
 
 
+# A heading path's last part that names an entity: an identifier (work_mem, os.path.join,
+# --echo-all, DEBUG) alone, with its kind ("work_mem (integer)") or as a signature
+# ("full_clean(exclude=None)"). "20.4.1. Memory" and "Serial Types" are headings, not entities.
+_TERM = re.compile(
+    r"(?:(?:class|exception|method|function|attribute|data)\s+)?(?P<name>[A-Za-z_][\w.]*|--?[A-Za-z][\w-]*)"
+    r"(?:(?P<signature>\(.*\)(?: …)?)|\s\((?P<kind>[^()]{1,40})\))?"
+)
+_DEFAULT = re.compile(r"\bdefault(?:\s+value)?(?:\s+is|:)\s+(?:typically\s+|usually\s+)?(?P<value>[^.;\n]{1,60})",
+                      re.IGNORECASE)
+_PARENTHESISED = re.compile(r"\(\s*([^()\s][^()]{0,23}?)\s*\)")
+
+
 @dataclass(frozen=True)
 class _Sentence:
     text: str
     candidate: Candidate
+    entity: str = ""  # the lowered name of the entity its chunk belongs to, if any
 
 
 def _body(candidate: Candidate) -> str:
@@ -71,12 +84,27 @@ _STOP = {"what", "which", "when", "where", "does", "with", "that", "this", "have
          "many", "much", "long", "should", "would", "could"}
 
 
-def lexical_bonus(question: str, sentence: str) -> float:
+def names(identifier: str, lowered: str) -> bool:
+    """Whether lowered text holds the identifier as a whole token: "maintenance_work_mem" does
+    not name work_mem; "the value of work_mem." does."""
+    start = lowered.find(identifier)
+    while start >= 0:
+        end = start + len(identifier)
+        before = lowered[start - 1] if start else " "
+        after = lowered[end] if end < len(lowered) else " "
+        if not (before.isalnum() or before in "_.-") and not (after.isalnum() or after in "_-"):
+            return True
+        start = lowered.find(identifier, start + 1)
+    return False
+
+
+def lexical_bonus(question: str, sentence: str, *, entity: str = "") -> float:
     """Cosine alone prefers fluent paraphrase; the sentence that holds the exact identifier or
-    the question's own words is usually the answer. Identifiers weigh most."""
+    the question's own words is usually the answer. Identifiers weigh most; a sentence of the
+    entity the question names holds it even when it says "this value" instead."""
     lowered = sentence.lower()
     identifiers = [t[1:] for t in exact_terms(question)]
-    if any(identifier in lowered for identifier in identifiers):
+    if any(names(identifier, lowered) or identifier == entity for identifier in identifiers):
         return 0.3
     words = {w[:5] for w in _WORD.findall(question.lower()) if w not in _STOP}
     if not words:
@@ -96,6 +124,9 @@ def is_filler(sentence: str) -> bool:
     `Authorization: Bearer` followed by the key:"); only one that announces a list is dropped."""
     if sentence.rstrip().endswith(":") and _ANNOUNCES.search(sentence):
         return True
+    term = _TERM.fullmatch(sentence.strip())
+    if term is not None and (term["kind"] or term["signature"]):
+        return True  # a definition list's term read as a line: "work_mem ( integer)" states nothing
     return bool(_FILLER.match(sentence.lstrip("-•* ")))
 
 
@@ -125,7 +156,7 @@ def _score(question: str, sentences: list[_Sentence]) -> np.ndarray:
     """Cosine to the question (one encoder call), plus the lexical bonus; a question asking for
     an amount or a default leans to the sentences that state a figure."""
     vectors = get_encoder().encode([question, *[s.text for s in sentences]])
-    bonus = [lexical_bonus(question, s.text) for s in sentences]
+    bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
     return np.asarray(vectors[1:] @ vectors[0] + np.array(bonus))
@@ -148,10 +179,10 @@ def _pick(scored: list[tuple[_Sentence, float]], minimum: float) -> list[_Senten
 
 def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
     context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
-    sentences = [_Sentence(s, c) for c in context for s in split_sentences(_body(c))
-                 if not looks_like_instruction(s) and not is_filler(s)]
+    sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
+                 for s in split_sentences(_body(c)) if not looks_like_instruction(s) and not is_filler(s)]
     identifiers = [t[1:] for t in exact_terms(question)]
-    naming = [s for s in sentences if any(i in s.text.lower() for i in identifiers)]
+    naming = [s for s in sentences if any(names(i, s.text.lower()) or i == s.entity for i in identifiers)]
     if naming:
         # A question about E1043 is answered by sentences that name E1043, not by E1042's.
         sentences = naming
@@ -178,18 +209,6 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
 
 
-# A heading path's last part that names an entity: an identifier (work_mem, os.path.join,
-# --echo-all, DEBUG) alone, with its kind ("work_mem (integer)") or as a signature
-# ("full_clean(exclude=None)"). "20.4.1. Memory" and "Serial Types" are headings, not entities.
-_TERM = re.compile(
-    r"(?:(?:class|exception|method|function|attribute|data)\s+)?(?P<name>[A-Za-z_][\w.]*|--?[A-Za-z][\w-]*)"
-    r"(?:(?P<signature>\(.*\)(?: …)?)|\s\((?P<kind>[^()]{1,40})\))?"
-)
-_DEFAULT = re.compile(r"\bdefault(?:\s+value)?(?:\s+is|:)\s+(?:typically\s+|usually\s+)?(?P<value>[^.;\n]{1,60})",
-                      re.IGNORECASE)
-_PARENTHESISED = re.compile(r"\(\s*([^()\s][^()]{0,23}?)\s*\)")
-
-
 def default_of(text: str) -> str:
     """The default a definition states, as it states it: "4MB" of "The default is four megabytes (4MB)"."""
     found = _DEFAULT.search(text)
@@ -202,19 +221,30 @@ def default_of(text: str) -> str:
     return value if len(value) <= 24 and len(value.split()) <= 3 else ""
 
 
+def _entity(heading_path: str) -> re.Match[str] | None:
+    found = _TERM.fullmatch(heading_path.split(HEADING_SEPARATOR)[-1].strip())
+    if found is None:
+        return None
+    name = found["name"]
+    named = "_" in name or "." in name or name.startswith("-") or (name.isupper() and len(name) > 2)
+    return found if found["signature"] or found["kind"] or named else None
+
+
+def entity_name(heading_path: str) -> str:
+    """The entity a chunk belongs to (work_mem of "… > 20.4.1. Memory > work_mem (integer)"), or ""."""
+    found = _entity(heading_path)
+    return found["name"] if found is not None else ""
+
+
 def entity_lead(candidate: Candidate, cited: list[Candidate]) -> str:
     """"`work_mem` (integer, default 4MB): " when the chunk's heading path ends in an entity, else "".
 
     Every word of it is in a cited chunk: the name and kind in its heading path, the default
     in the body of a cited chunk of the same entity."""
-    term = candidate.heading_path.split(HEADING_SEPARATOR)[-1].strip()
-    found = _TERM.fullmatch(term)
+    found = _entity(candidate.heading_path)
     if found is None:
         return ""
     name, signature, kind = found["name"], found["signature"], found["kind"]
-    if not (signature or kind or "_" in name or "." in name or name.startswith("-") or
-            (name.isupper() and len(name) > 2)):
-        return ""
     bodies = [_body(c) for c in cited if c.document_id == candidate.document_id
               and c.heading_path == candidate.heading_path]
     default = next((d for d in map(default_of, bodies) if d), "")

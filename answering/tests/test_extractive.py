@@ -105,3 +105,22 @@ def test_a_sentence_ending_in_a_colon_can_be_the_answer() -> None:
     body = "Send the key in the header as `Authorization: Bearer` followed by the key:\nAuthorization: Bearer hw_key_123"
     draft = extract_answer("How do I send the API key with a request?", [candidate(4, "API > Sending the key", body)])
     assert not draft.declined and draft.text.startswith("Send the key in the header"), draft
+
+
+def test_an_identifier_is_named_only_as_a_whole_token() -> None:
+    """maintenance_work_mem does not name work_mem; the sentences of work_mem's entity do, "this value" included."""
+    maintenance = ("Specifies the maximum amount of memory to be used by maintenance operations. The default value of "
+                   "maintenance_work_mem is 64 megabytes. Larger settings might improve performance for vacuuming.")
+    context = [candidate(9, f"{MEMORY} > maintenance_work_mem (integer)", maintenance),
+               candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
+    draft = extract_answer("What's the default value of work_mem, and what unit does a plain number get?", context)
+    assert draft.text.startswith("`work_mem` (integer, default 4MB): "), draft.text
+    assert draft.cited_chunk_ids == [7] and "it is taken as kilobytes." in draft.text, draft.text
+
+
+def test_a_term_read_as_a_line_is_not_quoted() -> None:
+    """With entities off a parameter's term is a line of its section; it names the thing but states nothing."""
+    body = (f"{WORK_MEM_BODY}\nautovacuum_work_mem ( integer)\n"
+            "Specifies the maximum amount of memory to be used by each autovacuum worker process.")
+    draft = extract_answer("What is autovacuum_work_mem for?", [candidate(7, MEMORY, body)])
+    assert "( integer)" not in draft.text and "each autovacuum worker process" in draft.text, draft.text
