@@ -219,7 +219,14 @@ RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75)
 # most this many chunks; every term scores them (retrieval.legs.nomination_query, 0028).
 RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500)
 RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100)
-# Evidence filter: keyword coverage (IDF-weighted share of query terms) or vector similarity.
+# Evidence (docs/decisions/0042): calibrated labels every candidate and drops none; absolute
+# is 0009's filter (the two floors below), kept for the eval arm that compares them.
+RETRIEVAL_EVIDENCE = env_str("RETRIEVAL_EVIDENCE", default="calibrated")  # calibrated | absolute
+# Vector evidence: a cosine this far above the scope's chance level (retrieval.calibration);
+# also the gate's floor when no reranker scored the candidates. Fitted in 0042.
+RETRIEVAL_MIN_VECTOR_MARGIN = env_float("RETRIEVAL_MIN_VECTOR_MARGIN", default=0.26)
+# Keyword coverage (IDF-weighted share of the question's terms a chunk holds): with a term
+# rare in the scope, keyword evidence; with the vector floor below, the absolute filter.
 RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)
 RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.4)
 RETRIEVAL_TYPO_SIMILARITY_MIN = env_float("RETRIEVAL_TYPO_SIMILARITY_MIN", default=0.45)
@@ -261,7 +268,7 @@ ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6)
 ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
 ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05)
 # IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
-ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.3)
+ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26)  # refitted in 0042
 # Extractive answerer: a sentence must be this similar to the question to be quoted.
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.45)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)

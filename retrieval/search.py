@@ -1,4 +1,4 @@
-"""Hybrid search: vector + BM25 → reciprocal rank fusion → evidence filter → optional rerank.
+"""Hybrid search: vector + BM25 → reciprocal rank fusion → calibrated evidence → rerank.
 
 Every read goes through the TenantScope; nothing is filtered by tenant or audience in
 Python. The result carries each stage's numbers and timings so traces and `manage.py search
@@ -8,8 +8,9 @@ Python. The result carries each stage's numbers and timings so traces and `manag
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from django.conf import settings
 from psycopg import sql
 
 from corpus.embedding import get_encoder
+from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
     Bm25Stats, QueryTerms, bm25_stats, keyword_leg, only_terms_sql, query_terms, vector_leg, vector_text,
@@ -28,6 +30,7 @@ from retrieval.typos import Correction, correct_terms
 from tenants.scope import ChunkQuery, TenantScope
 
 MODES = ("hybrid", "vector", "keyword")
+EVIDENCE_MODES = ("calibrated", "absolute")
 
 
 @dataclass
@@ -54,7 +57,8 @@ class Candidate(ChunkRef):
     vector_similarity: float
     keyword_coverage: float
     matched_terms: list[str]
-    evidence: str = ""  # keyword | vector | keyword+vector | none
+    evidence: str = ""  # keyword | vector | keyword+vector | weak (calibrated) | none (absolute filter)
+    vector_margin: float = 0.0  # cosine above the scope's chance level (retrieval.calibration)
     rerank_logit: float | None = None
     rerank_probability: float | None = None
 
@@ -73,6 +77,7 @@ class Candidate(ChunkRef):
             "source_type": self.source_type, "heading_path": self.heading_path, "ranks": self.ranks,
             "fused_score": round(self.fused_score, 6), "vector_similarity": round(self.vector_similarity, 4),
             "keyword_coverage": round(self.keyword_coverage, 4), "evidence": self.evidence,
+            "vector_margin": round(self.vector_margin, 4),
             "rerank_logit": self.rerank_logit, "rerank_probability": self.rerank_probability,
             "score_kind": self.score_kind,
         }
@@ -84,15 +89,24 @@ class SearchResult:
     mode: str
     terms: QueryTerms
     corrections: list[Correction]
-    candidates: list[Candidate]  # passed the evidence filter, best first
-    dropped: list[Candidate]  # failed it, with their numbers, for --explain and traces
+    candidates: list[Candidate]  # best first
+    dropped: list[Candidate]  # failed the absolute filter (RETRIEVAL_EVIDENCE=absolute), for traces
     timings_ms: dict[str, float] = field(default_factory=dict)
     reranked: bool = False
     rerank_reason: str = "off"
     query_vector: np.ndarray | None = None
-    # IDF-weighted share of the question's terms found anywhere in the top candidates: a
-    # question whose distinctive words the corpus never uses is not answerable from it.
+    # IDF-weighted share of the question's terms found in the context chunks that carry
+    # evidence: a question whose distinctive words the corpus never uses is not answerable
+    # from it, and a chunk with no evidence of its own does not make up for them.
     query_coverage: float = 0.0
+    # The scope's chance cosine and the best cosine of any fused candidate: the gate's floor
+    # reads the margin between them when no reranker scored the candidates.
+    chance: float = 0.0
+    best_similarity: float = 0.0
+
+    @property
+    def vector_margin(self) -> float:
+        return self.best_similarity - self.chance
 
     def as_trace(self) -> dict[str, Any]:
         return {
@@ -102,7 +116,8 @@ class SearchResult:
             "candidates": [c.as_trace() for c in self.candidates],
             "dropped": [c.as_trace() for c in self.dropped],
             "timings_ms": self.timings_ms, "reranked": self.reranked, "rerank_reason": self.rerank_reason,
-            "query_coverage": round(self.query_coverage, 4),
+            "query_coverage": round(self.query_coverage, 4), "chance": round(self.chance, 4),
+            "vector_margin": round(self.vector_margin, 4),
         }
 
 
@@ -152,30 +167,58 @@ def search(
 ) -> SearchResult:
     # Unset knobs come from settings, so an eval arm can flip one for the whole pipeline.
     mode = mode or settings.RETRIEVAL_MODE
-    keyword_ranking = keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING
-    correct_typos = settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
-    per_leg = per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG
-    rerank = rerank or settings.RETRIEVAL_RERANK_MODE
     timer = _Timer()
     # The encoder (torch, GIL released) works in a thread while this one waits on PostgreSQL
     # for the keyword side; "embed" is then only the part of encoding that was not hidden.
     pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
-        terms = query_terms(query, ts_config=ts_config)
-        stats = bm25_stats(scope, terms.all)
-        corrections: list[Correction] = []
-        if correct_typos:
-            lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df)
-            if corrections:
-                terms = QueryTerms(lexemes=lexemes, exact=terms.exact)
-                stats = bm25_stats(scope, terms.all)
+        terms, stats, corrections = _query_terms(scope, query, ts_config, correct_typos)
+    legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
+                                   query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG,
+                                   ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
+    with timer.stage("fuse"):
+        fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
+    with timer.stage("calibrate"):  # ~0 ms once a scope's chance level is known (retrieval.calibration)
+        chance = calibration_for(scope, chunk_count=stats.chunk_count).chance
+    with timer.stage("evidence"):
+        candidates = _hydrate(scope, fused, query_vector, terms, stats)
+        passed, dropped = weigh_evidence(candidates, chance=chance, stats=stats)
+    result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=passed,
+                          dropped=dropped, query_vector=query_vector, chance=chance,
+                          best_similarity=max((c.vector_similarity for c in candidates), default=-1.0))
+    with timer.stage("rerank"):
+        _maybe_rerank(result, rerank or settings.RETRIEVAL_RERANK_MODE, reranker or settings.RETRIEVAL_RERANKER)
+    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
+    context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
+    result.timings_ms = timer.timings
+    result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
+    return result
+
+
+def _query_terms(scope: TenantScope, query: str, ts_config: str,
+                 correct_typos: bool | None) -> tuple[QueryTerms, Bm25Stats, list[Correction]]:
+    terms = query_terms(query, ts_config=ts_config)
+    stats = bm25_stats(scope, terms.all)
+    corrections: list[Correction] = []
+    if settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos:
+        lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df)
+        if corrections:
+            terms = QueryTerms(lexemes=lexemes, exact=terms.exact)
+            stats = bm25_stats(scope, terms.all)
+    return terms, stats, corrections
+
+
+def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,
+              pending: Future[np.ndarray] | None, query_vector: np.ndarray | None, per_leg: int,
+              ranking: str) -> tuple[dict[str, list[int]], np.ndarray]:
     legs: dict[str, list[int]] = {}
     if mode in ("hybrid", "keyword"):
         with timer.stage("keyword"):
-            hits = keyword_leg(scope, terms.all, stats, limit=per_leg, ranking=keyword_ranking)
-            legs["keyword"] = [h.chunk_id for h in hits]
+            legs["keyword"] = [h.chunk_id for h in keyword_leg(scope, terms.all, stats, limit=per_leg,
+                                                               ranking=ranking)]
     with timer.stage("embed"):
         if pending is not None:
             query_vector = pending.result()
@@ -184,20 +227,7 @@ def search(
         with timer.stage("vector"):
             legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg,
                                                             visible=stats.chunk_count)]
-    with timer.stage("fuse"):
-        fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
-    with timer.stage("evidence"):
-        candidates = _hydrate(scope, fused, query_vector, terms, stats)
-        passed, dropped = evidence_filter(candidates)
-    result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=passed,
-                          dropped=dropped, query_vector=query_vector)
-    with timer.stage("rerank"):
-        _maybe_rerank(result, rerank, reranker or settings.RETRIEVAL_RERANKER)
-    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
-    result.query_coverage = query_coverage(result.candidates[: settings.ANSWER_CONTEXT_CHUNKS], terms, stats)
-    result.timings_ms = timer.timings
-    result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
-    return result
+    return legs, query_vector
 
 
 def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, terms: QueryTerms,
@@ -243,21 +273,41 @@ def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm
     return sum(stats.idf.get(t, 0.0) for t in found) / total
 
 
-def evidence_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """Keep a candidate only with keyword evidence or a vector similarity above the floor.
+def weigh_evidence(candidates: Sequence[Candidate], *, chance: float,
+                   stats: Bm25Stats) -> tuple[list[Candidate], list[Candidate]]:
+    """Label each candidate's evidence, calibrated to the scope; drop none (docs/decisions/0042).
 
-    Without this, fusion always returns k chunks, and "nothing relevant" could never be an
-    outcome: the answer step would be handed the least-bad strangers.
+    Vector evidence: a cosine at least RETRIEVAL_MIN_VECTOR_MARGIN above the scope's chance
+    level. Keyword evidence: the chunk holds a term rare in this scope (IDF at least half of
+    what an absent term gets) and RETRIEVAL_KEYWORD_COVERAGE_MIN of the question's IDF mass,
+    so `id`, `insert` and `row` never count on their own. An absolute cosine floor and a
+    share rule alone dropped the best semantic match of paraphrased questions on corpora
+    they were not tuned on; ranking now keeps every candidate. The labels decide which
+    context chunks count toward the gate's question coverage; RETRIEVAL_EVIDENCE=absolute
+    restores the 0009 filter (eval arm `hybrid_before_0042`).
     """
+    if settings.RETRIEVAL_EVIDENCE not in EVIDENCE_MODES:
+        raise ValueError(f"evidence {settings.RETRIEVAL_EVIDENCE!r} is not one of {', '.join(EVIDENCE_MODES)}")
+    if settings.RETRIEVAL_EVIDENCE == "absolute":
+        return _absolute_filter(candidates)
+    rare = math.log(2 * stats.chunk_count + 2) / 2
+    for candidate in candidates:
+        candidate.vector_margin = candidate.vector_similarity - chance
+        keyword = (candidate.keyword_coverage >= settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
+                   and any(stats.idf.get(t, 0.0) >= rare for t in candidate.matched_terms))
+        reasons = [name for name, held in (
+            ("keyword", keyword), ("vector", candidate.vector_margin >= settings.RETRIEVAL_MIN_VECTOR_MARGIN)) if held]
+        candidate.evidence = "+".join(reasons) or "weak"
+    return list(candidates), []
+
+
+def _absolute_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
     coverage_min = settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
     floor = settings.RETRIEVAL_VECTOR_SIMILARITY_FLOOR
     passed, dropped = [], []
     for candidate in candidates:
-        reasons = []
-        if candidate.keyword_coverage >= coverage_min:
-            reasons.append("keyword")
-        if candidate.vector_similarity >= floor:
-            reasons.append("vector")
+        reasons = [name for name, held in (("keyword", candidate.keyword_coverage >= coverage_min),
+                                           ("vector", candidate.vector_similarity >= floor)) if held]
         candidate.evidence = "+".join(reasons) or "none"
         (passed if reasons else dropped).append(candidate)
     return passed, dropped

@@ -1,8 +1,11 @@
-"""The confidence gate: two thresholds, chosen by which score the data carries.
+"""The confidence gate: the question's coverage by the context, then a floor per score kind.
 
-A reranker sigmoid and a fusion score live on scales ~30× apart; one threshold is wrong for
+A reranker sigmoid and a fusion score live on scales ~30x apart; one threshold is wrong for
 at least one of them. The kind is read from the top candidate (config knows the intent, only
 the result knows what ran) and recorded, so "score 0.02" is readable in a trace months later.
+A fusion score is a rank statistic (the top candidate always has one), so the fusion kind's
+floor is the calibrated vector evidence instead: the best cosine's margin above the scope's
+chance level (retrieval.calibration, docs/decisions/0042).
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ class GateDecision:
         return asdict(self)
 
 
-def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None) -> GateDecision:
+def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None,
+                    vector_margin: float | None = None) -> GateDecision:
+    """`vector_margin` is the search's (SearchResult.vector_margin); without it, the best margin
+    among `candidates` stands in (lower when the best cosine was reranked out of them)."""
     if not candidates:
-        return GateDecision(False, None, None, None, "no candidate passed the evidence filter")
+        return GateDecision(False, None, None, None, "no candidate came back")
     minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
     if query_coverage is not None and query_coverage < minimum:
         # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
@@ -37,8 +43,17 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
         return GateDecision(False, query_coverage, "query_coverage", minimum,
                             f"query coverage {query_coverage:.2f} < {minimum}")
     top = candidates[0]
-    kind = top.score_kind
-    threshold = settings.ANSWER_GATE_RERANK_MIN if kind == "rerank" else settings.ANSWER_GATE_FUSION_MIN
-    if top.score < threshold:
-        return GateDecision(False, top.score, kind, threshold, f"top {kind} score {top.score:.4f} < {threshold}")
-    return GateDecision(True, top.score, kind, threshold, "confident enough")
+    if top.score_kind == "rerank":
+        threshold = settings.ANSWER_GATE_RERANK_MIN
+        if top.score < threshold:
+            return GateDecision(False, top.score, "rerank", threshold, f"top rerank score {top.score:.4f} < {threshold}")
+        return GateDecision(True, top.score, "rerank", threshold, "confident enough")
+    if top.score < settings.ANSWER_GATE_FUSION_MIN:
+        return GateDecision(False, top.score, "fusion", settings.ANSWER_GATE_FUSION_MIN,
+                            f"top fusion score {top.score:.4f} < {settings.ANSWER_GATE_FUSION_MIN}")
+    margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
+    floor = settings.RETRIEVAL_MIN_VECTOR_MARGIN
+    if margin < floor:
+        return GateDecision(False, margin, "vector_margin", floor,
+                            f"best cosine {margin:.3f} above chance < {floor}: no vector evidence")
+    return GateDecision(True, margin, "vector_margin", floor, "confident enough")

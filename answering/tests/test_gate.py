@@ -2,27 +2,40 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from django.test import override_settings
 
 from answering.pipeline.gate import confidence_gate
-from retrieval.search import Candidate
+from retrieval.search import Candidate, search
+from retrieval.tests.conftest import RetrievalWorld, retrieval_world  # noqa: F401  (the shared world)
+from tenants.scope import TenantScope
 
 
-def candidate(fused: float, rerank: float | None = None) -> Candidate:
+def candidate(fused: float, rerank: float | None = None, margin: float = 0.3) -> Candidate:
     return Candidate(chunk_id=1, document_id=1, slug="s", title="t", source_type="doc", heading_path="h",
                      content="c", page=None, version="", effective_date=dt.date(2025, 1, 1), contested=False,
                      fused_score=fused, ranks={"vector": 1}, vector_similarity=0.5, keyword_coverage=0.5,
-                     matched_terms=[], rerank_logit=None if rerank is None else 0.0, rerank_probability=rerank)
+                     matched_terms=[], rerank_logit=None if rerank is None else 0.0, rerank_probability=rerank,
+                     vector_margin=margin)
 
 
-@override_settings(ANSWER_GATE_FUSION_MIN=0.02, ANSWER_GATE_RERANK_MIN=0.3)
+@override_settings(ANSWER_GATE_FUSION_MIN=0.0, ANSWER_GATE_RERANK_MIN=0.3, RETRIEVAL_MIN_VECTOR_MARGIN=0.24)
 def test_the_threshold_follows_the_score_kind_in_the_data() -> None:
-    fused_only = confidence_gate([candidate(0.025)])
-    assert fused_only.passed and fused_only.score_kind == "fusion" and fused_only.threshold == 0.02
+    fused_only = confidence_gate([candidate(0.025, margin=0.3)])
+    assert fused_only.passed and fused_only.score_kind == "vector_margin" and fused_only.threshold == 0.24
     reranked = confidence_gate([candidate(0.025, rerank=0.25)])
     assert not reranked.passed and reranked.score_kind == "rerank" and reranked.threshold == 0.3
-    assert confidence_gate([candidate(0.01)]).passed is False
-    assert confidence_gate([]).reason == "no candidate passed the evidence filter"
+    assert confidence_gate([candidate(0.025, rerank=0.35, margin=0.0)]).passed  # the reranker's floor rules
+    assert confidence_gate([]).reason == "no candidate came back"
+
+
+@override_settings(RETRIEVAL_MIN_VECTOR_MARGIN=0.24)
+def test_without_a_reranker_the_floor_is_the_best_cosine_above_chance() -> None:
+    weak = confidence_gate([candidate(0.03, margin=0.10), candidate(0.02, margin=0.20)])
+    assert not weak.passed and weak.score_kind == "vector_margin" and "0.200 above chance < 0.24" in weak.reason
+    # The search's own margin (its best cosine may have been reranked out of the list) wins.
+    assert confidence_gate([candidate(0.03, margin=0.10)], vector_margin=0.30).passed
+    assert not confidence_gate([candidate(0.03, margin=0.30)], vector_margin=0.10).passed
 
 
 @override_settings(ANSWER_GATE_FUSION_MIN=0.0, ANSWER_GATE_MIN_QUERY_COVERAGE=0.3)
@@ -30,3 +43,28 @@ def test_a_question_whose_distinctive_words_were_not_found_is_gated() -> None:
     gated = confidence_gate([candidate(0.03)], query_coverage=0.12)
     assert not gated.passed and gated.score_kind == "query_coverage" and "0.12 < 0.3" in gated.reason
     assert confidence_gate([candidate(0.03)], query_coverage=0.5).passed
+
+
+def _gate_on(world: RetrievalWorld, question: str, rerank: str) -> bool:
+    scope = TenantScope(tenant_id=world.acme.tenant.id, audience_ids=(world.acme.public_id,))
+    result = search(scope=scope, query=question, ts_config="english", rerank=rerank)
+    return confidence_gate(result.candidates, result.query_coverage, result.vector_margin).passed
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("rerank", ["off", "always"])
+def test_nothing_relevant_is_a_real_outcome(retrieval_world: RetrievalWorld, rerank: str) -> None:
+    """Search keeps every candidate (0042); saying "nothing here answers it" is the gate's job."""
+    for question in ("Do you offer a student discount on hardware?", "Can I pay with Bitcoin?",
+                     "What is the capital of Mongolia?"):
+        assert not _gate_on(retrieval_world, question, rerank), question
+    assert _gate_on(retrieval_world, "How many days do I have to ask for a refund?", rerank)
+
+
+@pytest.mark.django_db
+def test_forced_fail_without_the_vector_floor_a_stranger_is_answered(retrieval_world: RetrievalWorld) -> None:
+    # The coverage rule off, so the calibrated vector floor alone stands between them.
+    with override_settings(ANSWER_GATE_MIN_QUERY_COVERAGE=0.0):
+        assert not _gate_on(retrieval_world, "What is the capital of Mongolia?", "off")
+        with override_settings(RETRIEVAL_MIN_VECTOR_MARGIN=-1.0):
+            assert _gate_on(retrieval_world, "What is the capital of Mongolia?", "off")

@@ -39,11 +39,12 @@ def test_the_gate_on_helpwise_fails_on_exactly_the_one_known_case(demo_corpus: A
 
 @pytest.mark.django_db
 def test_forced_fail_disabling_abstention_fails_the_gate(demo_corpus: Any, settings: Any) -> None:
-    # Break the defences on purpose: no evidence floor, no coverage gate. Must-abstain
-    # questions now get fluent answers, which is exactly what the gate exists to stop.
-    settings.RETRIEVAL_VECTOR_SIMILARITY_FLOOR = -1.0
-    settings.RETRIEVAL_KEYWORD_COVERAGE_MIN = 0.0
+    # Break the defences on purpose: no coverage rule, no reranker floor, no vector floor
+    # (docs/decisions/0042). Must-abstain questions now get fluent answers, which is exactly
+    # what the gate exists to stop.
     settings.ANSWER_GATE_MIN_QUERY_COVERAGE = 0.0
+    settings.ANSWER_GATE_RERANK_MIN = 0.0
+    settings.RETRIEVAL_MIN_VECTOR_MARGIN = -1.0
     golden = load_golden(DEMO)
     subset = type(golden)(path=golden.path, tenant=golden.tenant, audience=golden.audience,
                           cases=tuple(c for c in golden.cases if c.type == "must_abstain") + golden.cases[:2])

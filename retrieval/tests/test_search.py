@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.conf import settings
 from django.test import override_settings
 
 from retrieval.search import search
@@ -56,22 +57,50 @@ def test_archived_documents_never_come_back(retrieval_world: RetrievalWorld) -> 
     assert result.candidates[0].slug == "pricing"
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("question", [
-    "Do you offer a student discount on hardware?",
-    "Can I pay with Bitcoin?",
-    "What is the capital of Mongolia?",
-])
-def test_nothing_relevant_is_a_real_outcome(retrieval_world: RetrievalWorld, question: str) -> None:
-    result = search(scope=public(retrieval_world), query=question, ts_config="english")
-    assert result.candidates == [], [(c.slug, c.vector_similarity, c.keyword_coverage) for c in result.candidates]
+# ("a student discount on hardware" is near the pricing page in meaning: the gate's coverage
+# rule stops that one, answering/tests/test_gate.py.)
+OFF_TOPIC = ["Can I pay with Bitcoin?", "What is the capital of Mongolia?"]
 
 
 @pytest.mark.django_db
-def test_forced_fail_without_the_evidence_filter_strangers_come_back(retrieval_world: RetrievalWorld) -> None:
-    with override_settings(RETRIEVAL_VECTOR_SIMILARITY_FLOOR=-1.0):
+@pytest.mark.parametrize("question", OFF_TOPIC)
+def test_an_off_topic_question_keeps_its_candidates_with_no_evidence(retrieval_world: RetrievalWorld,
+                                                                     question: str) -> None:
+    """Nothing is dropped; every candidate says it has no evidence, and the search's best cosine
+    is under the floor above chance that the gate reads (docs/decisions/0042)."""
+    result = search(scope=public(retrieval_world), query=question, ts_config="english", rerank="off")
+    assert result.candidates and not result.dropped
+    assert {c.evidence for c in result.candidates} == {"weak"}, [(c.slug, c.vector_margin) for c in result.candidates]
+    assert result.vector_margin < settings.RETRIEVAL_MIN_VECTOR_MARGIN
+    assert 0.0 < result.chance < 0.5 and result.as_trace()["chance"] == round(result.chance, 4)
+
+
+@pytest.mark.django_db
+def test_an_answerable_question_has_vector_evidence_above_chance(retrieval_world: RetrievalWorld) -> None:
+    result = search(scope=public(retrieval_world), query="How long do I have to get my money back?",
+                    ts_config="english", rerank="off")
+    top = result.candidates[0]
+    assert top.slug == "billing/refunds" and "vector" in top.evidence
+    assert top.vector_margin == pytest.approx(top.vector_similarity - result.chance)
+    assert result.vector_margin >= settings.RETRIEVAL_MIN_VECTOR_MARGIN
+
+
+@pytest.mark.django_db
+def test_a_rare_matched_term_is_keyword_evidence_and_a_common_one_is_not(retrieval_world: RetrievalWorld) -> None:
+    rare = search(scope=public(retrieval_world), query="E1043", ts_config="english", rerank="off")
+    assert "keyword" in rare.candidates[0].evidence
+    with override_settings(RETRIEVAL_MIN_VECTOR_MARGIN=9.0):  # vector evidence out of reach
+        common = search(scope=public(retrieval_world), query="the plan", ts_config="english", rerank="off")
+    assert all(c.evidence == "weak" for c in common.candidates if "plan" in c.matched_terms)
+
+
+@pytest.mark.django_db
+def test_the_absolute_filter_of_0009_still_drops_for_its_arm(retrieval_world: RetrievalWorld) -> None:
+    with override_settings(RETRIEVAL_EVIDENCE="absolute"):
         result = search(scope=public(retrieval_world), query="What is the capital of Mongolia?", ts_config="english")
-    assert result.candidates  # so the negative test above can fail
+    assert result.candidates == [] and result.dropped and {c.evidence for c in result.dropped} == {"none"}
+    with override_settings(RETRIEVAL_EVIDENCE="calibrated-ish"), pytest.raises(ValueError, match="evidence"):
+        search(scope=public(retrieval_world), query="refund", ts_config="english")
 
 
 @pytest.mark.django_db
@@ -82,8 +111,11 @@ def test_rerank_modes(retrieval_world: RetrievalWorld) -> None:
     always = search(scope=scope, query="refund window days", ts_config="english", rerank="always")
     if len(always.candidates) > 1:
         assert always.reranked and always.candidates[0].score_kind == "rerank"
-        logits = [c.rerank_logit for c in always.candidates if c.rerank_logit is not None]
-        assert logits == sorted(logits, reverse=True)
+        # Diversity puts a document's second chunk after every other document's first: the
+        # first chunks keep the reranker's order.
+        firsts = {c.document_id: c.rerank_logit for c in reversed(always.candidates) if c.rerank_logit is not None}
+        logits = [firsts[d] for d in dict.fromkeys(c.document_id for c in always.candidates) if d in firsts]
+        assert len(logits) > 1 and logits == sorted(logits, reverse=True)
     with override_settings(RETRIEVAL_RERANK_MARGIN=0.0):
         clear = search(scope=scope, query="refund window days", ts_config="english", rerank="conditional")
     assert not clear.reranked and clear.rerank_reason.startswith(("clear", "too few"))
@@ -103,7 +135,10 @@ def test_multi_query_fuses_the_rephrasings(retrieval_world: RetrievalWorld) -> N
     def rephrase(question: str) -> list[str]:
         return ["refund window for purchases", "how many days until my money comes back", question]
 
+    # Reranking off: the test is about fusing the rephrasings. (With every candidate kept, the
+    # late-interaction reranker puts "retried ... for three days" above the refund window for
+    # "how many days until my money comes back" in this seven-chunk world.)
     fused = multi_query_search(scope=public(retrieval_world), query="money back?", ts_config="english",
-                               rephrase=rephrase)
+                               rephrase=rephrase, rerank="off")
     assert fused.candidates[0].slug == "billing/refunds"
     assert len({c.chunk_id for c in fused.candidates}) == len(fused.candidates)  # fused, not concatenated

@@ -31,7 +31,7 @@ class Command(BaseCommand):
         result = search(scope=scope, query=options["query"], ts_config=tenant.text_search_config,
                         k=options["k"], mode=options["mode"], rerank=options["rerank"])
         if not result.candidates:
-            self.stdout.write("No chunk passed the evidence filter: nothing relevant in this corpus.")
+            self.stdout.write("No chunk came back: nothing relevant in this corpus.")
         for position, c in enumerate(result.candidates, start=1):
             self.stdout.write(f"{position:>2}. [{c.source_type}] {c.slug} — {c.heading_path}")
             if options["explain"]:
@@ -46,5 +46,7 @@ class Command(BaseCommand):
             for c in result.dropped:
                 self.stdout.write(f"dropped: {c.slug} — {c.heading_path}: cosine {c.vector_similarity:.3f}, "
                                   f"coverage {c.keyword_coverage:.2f}")
+            self.stdout.write(f"chance cosine in this scope {result.chance:.3f}; best cosine above it "
+                              f"{result.vector_margin:.3f}; question coverage {result.query_coverage:.2f}")
             self.stdout.write(f"rerank: {result.rerank_reason}")
             self.stdout.write("timings ms: " + ", ".join(f"{k} {v}" for k, v in result.timings_ms.items()))

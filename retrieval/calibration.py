@@ -1,0 +1,104 @@
+"""What a cosine means in this corpus: the similarity a question has to a chunk by chance.
+
+A cosine of 0.33 is a match in the PostgreSQL manual and background noise in a narrow help
+centre whose every page talks about the same product; an absolute floor fitted on one corpus
+does not transfer (docs/decisions/0042). Each scope gets its own chance level, measured on the
+corpus itself: a seeded sample of its section headings, asked as questions, against a seeded
+sample of the chunks of other documents. The mean of those cosines is what an unrelated chunk
+scores; evidence is read as the margin above it.
+
+Computed lazily on a scope's first search and kept per process, keyed by the scope; an
+ingest that moves the visible chunk count by more than STALE_SHARE rebuilds it. Both samples
+are seeded by the tenant, so every process computes the same number. Cost: one read of
+CHUNK_SAMPLE vectors and one encoder call over PSEUDO_QUERIES headings (~0.2-0.5 s, once).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from psycopg import sql
+
+from corpus.embedding import get_encoder
+from tenants.scope import ChunkQuery, TenantScope
+
+PSEUDO_QUERIES = 64
+CHUNK_SAMPLE = 256
+STALE_SHARE = 0.1
+# With no pair across documents (an empty or one-document scope) nothing is known about
+# chance, and nothing is subtracted: the floor applies to the raw cosine.
+UNKNOWN_CHANCE = 0.0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    chunk_count: int
+    chance: float  # mean cosine of a heading-as-question with a random chunk of the scope
+    spread: float  # their standard deviation, for traces and --explain
+    pairs: int
+
+    def fresh_for(self, chunk_count: int) -> bool:
+        return abs(self.chunk_count - chunk_count) <= STALE_SHARE * max(self.chunk_count, 1)
+
+
+_CACHE: dict[tuple[int, tuple[int, ...]], Calibration] = {}
+_LOCK = threading.Lock()
+
+
+def calibration_for(scope: TenantScope, *, chunk_count: int) -> Calibration:
+    key = (scope.tenant_id, tuple(sorted(scope.audience_ids)))
+    cached = _CACHE.get(key)
+    if cached is not None and cached.fresh_for(chunk_count):
+        return cached
+    with _LOCK:  # one build per scope, not one per concurrent request
+        cached = _CACHE.get(key)
+        if cached is None or not cached.fresh_for(chunk_count):
+            cached = _CACHE[key] = build(scope, chunk_count=chunk_count)
+    return cached
+
+
+def _sample(scope: TenantScope, columns: str, limit: int, *, salt: str) -> list[dict[str, object]]:
+    return scope.fetch(ChunkQuery(
+        select=sql.SQL(columns),
+        # Ordered by a seeded hash of the id: the same sample in every process (random() would
+        # differ per call). A full pass over the scope's rows, once per process and scope.
+        order_by=sql.SQL("md5(c.id::text || %(seed)s), c.id"),
+        limit=limit,
+        params={"seed": f"{salt}-{scope.tenant_id}"},
+    ))
+
+
+def _headings(scope: TenantScope) -> list[tuple[str, int]]:
+    rows = _sample(scope, "c.heading_path, c.document_id", PSEUDO_QUERIES * 4, salt="questions")
+    leaves: dict[str, int] = {}
+    for row in rows:
+        leaf = str(row["heading_path"]).split(" > ")[-1].strip()
+        if leaf and leaf not in leaves:
+            leaves[leaf] = int(row["document_id"])
+    return list(leaves.items())[:PSEUDO_QUERIES]
+
+
+def _vectors(scope: TenantScope) -> tuple[np.ndarray, np.ndarray]:
+    # Another salt: the questions' own chunks would otherwise be in the sample they are scored on.
+    rows = _sample(scope, "c.document_id, c.embedding::text AS embedding", CHUNK_SAMPLE, salt="chunks")
+    if not rows:
+        return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
+    matrix = np.array([np.array(str(r["embedding"]).strip("[]").split(","), dtype=np.float32) for r in rows])
+    documents = np.array([int(r["document_id"]) for r in rows], dtype=np.int64)
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9), documents
+
+
+def build(scope: TenantScope, *, chunk_count: int) -> Calibration:
+    headings, (chunks, documents) = _headings(scope), _vectors(scope)
+    if not headings or not len(chunks):
+        return Calibration(chunk_count=chunk_count, chance=UNKNOWN_CHANCE, spread=0.0, pairs=0)
+    cosines = get_encoder().encode([text for text, _ in headings]) @ chunks.T
+    # Only pairs across documents: a heading scored against its own page is a match, not chance.
+    unrelated = np.array([doc for _, doc in headings])[:, None] != documents[None, :]
+    if not unrelated.any():
+        return Calibration(chunk_count=chunk_count, chance=UNKNOWN_CHANCE, spread=0.0, pairs=0)
+    values = cosines[unrelated]
+    return Calibration(chunk_count=chunk_count, chance=float(values.mean()), spread=float(values.std()),
+                       pairs=int(values.size))

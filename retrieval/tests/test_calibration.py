@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import pytest
+
+from retrieval import calibration
+from retrieval.tests.conftest import RetrievalWorld
+from tenants.scope import TenantScope
+
+
+def public(world: RetrievalWorld) -> TenantScope:
+    return TenantScope(tenant_id=world.acme.tenant.id, audience_ids=(world.acme.public_id,))
+
+
+@pytest.mark.django_db
+def test_the_chance_level_is_measured_on_the_scope_and_is_the_same_every_time(retrieval_world: RetrievalWorld) -> None:
+    scope = public(retrieval_world)
+    count = scope.corpus_totals()[0]
+    first = calibration.build(scope, chunk_count=count)
+    again = calibration.build(scope, chunk_count=count)
+    assert first == again and first.pairs > 0
+    # Headings asked of unrelated chunks: well above -1, well below a real match.
+    assert 0.0 < first.chance < 0.5 and first.spread > 0.0
+    internal = calibration.build(TenantScope(tenant_id=retrieval_world.acme.tenant.id,
+                                             audience_ids=(retrieval_world.acme.public_id,
+                                                           retrieval_world.acme.internal_id)), chunk_count=count)
+    assert internal.chance != first.chance  # another corpus (the runbook too), another level
+
+
+@pytest.mark.django_db
+def test_a_calibration_is_kept_per_scope_and_rebuilt_when_the_corpus_moves(retrieval_world: RetrievalWorld) -> None:
+    scope = public(retrieval_world)
+    calibration._CACHE.clear()
+    kept = calibration.calibration_for(scope, chunk_count=100)
+    assert calibration.calibration_for(scope, chunk_count=105) is kept  # within STALE_SHARE
+    rebuilt = calibration.calibration_for(scope, chunk_count=120)
+    assert rebuilt is not kept and rebuilt.chunk_count == 120
+
+
+@pytest.mark.django_db
+def test_an_empty_scope_has_no_chance_level_to_measure(retrieval_world: RetrievalWorld) -> None:
+    nobody = TenantScope(tenant_id=retrieval_world.acme.tenant.id, audience_ids=())
+    empty = calibration.build(nobody, chunk_count=0)
+    assert empty.chance == calibration.UNKNOWN_CHANCE and empty.pairs == 0
+
+
+@pytest.mark.django_db
+def test_a_one_document_scope_has_no_pair_to_measure_chance_on(retrieval_world: RetrievalWorld) -> None:
+    # Globex holds one document: its heading against its own chunk is a match, not chance.
+    globex = TenantScope(tenant_id=retrieval_world.globex.tenant.id, audience_ids=(retrieval_world.globex.public_id,))
+    assert calibration.build(globex, chunk_count=1).pairs == 0
