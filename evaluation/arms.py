@@ -27,6 +27,9 @@ class Arm:
     note: str = ""
 
 
+_BEFORE_0042 = {"RETRIEVAL_EVIDENCE": "absolute", "ANSWER_GATE_MIN_QUERY_COVERAGE": 0.3,
+                "RETRIEVAL_MIN_VECTOR_MARGIN": -1.0}
+
 ARMS: dict[str, Arm] = {
     "hybrid": Arm(),
     "vector": Arm({"RETRIEVAL_MODE": "vector"}),
@@ -37,7 +40,16 @@ ARMS: dict[str, Arm] = {
     "hybrid_rerank_conditional": Arm({"RETRIEVAL_RERANK_MODE": "conditional"}),
     "hybrid_no_typo_correction": Arm({"RETRIEVAL_TYPO_CORRECTION": False}),
     "hybrid_no_diversity": Arm({"RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT": 0}),
-    "hybrid_unfiltered": Arm({"RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0}),
+    # The 0009 evidence filter (absolute floors 0.40) and gate (coverage 0.30, no vector floor):
+    # the defaults before docs/decisions/0042, kept so a run can set the live ones against them.
+    "hybrid_before_0042": Arm(_BEFORE_0042),
+    # 0009's gate with every candidate kept: what dropping the filter alone does.
+    "hybrid_unfiltered": Arm({**_BEFORE_0042, "RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0}),
+    # No gate at all: every case reaches the answerer, and each row records the gate's signals
+    # (query coverage, vector margin, top rerank probability) so bench/gate_fit.py can replay
+    # any gate on the real pipeline's outcomes and fit its thresholds.
+    "hybrid_gate_off": Arm({"ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0, "ANSWER_GATE_RERANK_MIN": 0.0,
+                            "ANSWER_GATE_FUSION_MIN": 0.0, "RETRIEVAL_MIN_VECTOR_MARGIN": -1.0}),
     "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
                           note="fixed windows of the same token budget, headings ignored"),
     "contextual_title": Arm(index_name="ctx-title",

@@ -15,6 +15,7 @@ from typing import Any
 from django.test.utils import override_settings
 from tqdm import tqdm
 
+from answering.models import Trace
 from answering.pipeline.greetings import match_greeting
 from answering.pipeline.flow import answer
 from answering.pipeline.flow import default_chain
@@ -29,6 +30,7 @@ from evaluation.shadow import shadow_build
 from retrieval.search import search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
+from tenants.rls import tenant_context
 
 RETRIEVAL_TYPES = ("normal", "multi_turn", "stale", "conflict")
 
@@ -137,11 +139,28 @@ def _answer_row(run: _Run, case: Case, result: Any) -> dict[str, Any]:
         "citation_correct": bool(cited_docs & expected_docs) if answered and case.expected else None,
         "stale_cited": sorted(f"{t}:{s}" for t, s in cited_docs & run.archived_docs),
         "trace_id": result.trace_id,
+        "gate": gate_signals(tenant=run.tenant, trace_id=result.trace_id),
     })
     if run.judge is not None and answered:
         row["judge"] = judge_case(judge=run.judge, tenant=run.tenant, question=case.question, answer=result.text,
                                   sources=result.sources)
     return row
+
+
+def gate_signals(*, tenant: Tenant, trace_id: int | None) -> dict[str, Any]:
+    """What the gate decided and read for one case, from its trace: bench/gate_fit.py replays
+    other gates on these (docs/decisions/0042)."""
+    if trace_id is None:
+        return {}
+    with tenant_context(tenant.id):
+        trace = Trace.objects.filter(pk=trace_id).values("gate", "retrieval").first()
+    if trace is None:
+        return {}
+    retrieval = trace["retrieval"] or {}
+    top = (retrieval.get("candidates") or [{}])[0]
+    return {"passed": (trace["gate"] or {}).get("passed"), "reason": (trace["gate"] or {}).get("reason"),
+            "query_coverage": retrieval.get("query_coverage"), "vector_margin": retrieval.get("vector_margin"),
+            "top_rerank_probability": top.get("rerank_probability"), "candidates": len(retrieval.get("candidates") or [])}
 
 
 def _hard_failures(case: Case, row: dict[str, Any], action: str) -> list[str]:
@@ -245,7 +264,6 @@ def eval_run_store(*, tenant: Tenant, report: dict[str, Any]) -> Any:
     import json
 
     from evaluation.models import EvalRun
-    from tenants.rls import tenant_context
 
     clean = json.loads(json.dumps(report, default=str))
     with tenant_context(tenant.id):
