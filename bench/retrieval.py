@@ -14,6 +14,13 @@ look worse than it is). Measures:
   iterative scans (the number that says whether the index itself keeps a 1% tenant's
   neighbours), and of a plain HNSW scan without iterative scans for comparison.
 Writes bench/results/retrieval.json.
+
+    .venv/bin/python bench/retrieval.py --tenant pgdocs --golden evaluation/golden/pgdocs-dev.yaml
+
+measures instead search() on a real tenant of the product's own database (var/pgdata), the
+golden set's questions asked `--rounds` times per rerank mode (off, conditional, always):
+p50/p95 and per-stage p50/p95, written to bench/results/retrieval-<tenant>.json
+(docs/decisions/0043).
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
+# The synthetic run has a database of its own; --tenant reads the product's (var/pgdata).
+if "--tenant" not in sys.argv:
+    os.environ.setdefault("ANSWERDESK_PGDATA", str(ROOT / "var" / "bench-pgdata"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -41,7 +50,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--tenant", help="measure this tenant of the product's database instead")
+    parser.add_argument("--golden", help="with --tenant: the golden set whose questions are asked")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.tenant:
+        return real_tenant(args.tenant, args.golden, args.rounds)
 
     from config.embedded_db import ensure_running
 
@@ -179,6 +193,54 @@ def main() -> int:
         }
         print(label, json.dumps(results, indent=1))
     out = ROOT / "bench" / "results" / "retrieval.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+def real_tenant(slug: str, golden_path: str, rounds: int) -> int:
+    """search() latency per rerank mode on a real corpus, questions from a golden set."""
+    from config.embedded_db import ensure_running
+
+    if not os.environ.get("DATABASE_URL"):
+        ensure_running()
+    import django
+
+    django.setup()
+    from evaluation.golden import load_golden
+    from evaluation.metrics import percentile
+    from retrieval.search import search
+    from tenants.models import Tenant
+    from tenants.readers import reader_scope
+
+    golden = load_golden(golden_path)
+    tenant = Tenant.objects.get(slug=slug)
+    scope = reader_scope(tenant=tenant, audiences=[golden.audience])
+    questions = [c.question for c in golden.cases if c.type in ("normal", "multi_turn", "must_abstain")]
+    results: dict[str, object] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "tenant": slug, "golden": golden_path, "questions": len(questions), "rounds": rounds,
+        "load_average_at_start": list(os.getloadavg()),
+    }
+    for mode in ("off", "conditional", "always"):
+        search(scope=scope, query=questions[0], ts_config=tenant.text_search_config, rerank=mode)  # warm
+        timings: list[float] = []
+        stages: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for question in questions:
+                started = time.perf_counter()
+                result = search(scope=scope, query=question, ts_config=tenant.text_search_config, rerank=mode)
+                timings.append((time.perf_counter() - started) * 1000)
+                for stage, ms in result.timings_ms.items():
+                    stages.setdefault(stage, []).append(ms)
+        results[f"rerank_{mode}"] = {
+            "p50_ms": round(percentile(timings, 50), 1), "p95_ms": round(percentile(timings, 95), 1),
+            "stages_p50_p95_ms": {stage: [round(percentile(v, 50), 1), round(percentile(v, 95), 1)]
+                                  for stage, v in stages.items() if stage != "total"},
+        }
+        print(mode, json.dumps(results[f"rerank_{mode}"]))
+    results["load_average_at_end"] = list(os.getloadavg())
+    out = ROOT / "bench" / "results" / f"retrieval-{slug}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
     return 0
