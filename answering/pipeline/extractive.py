@@ -45,9 +45,11 @@ _ANNOUNCES = re.compile(r"\b(?:following|as follows|for (?:example|instance)|exa
                         re.IGNORECASE)
 # Two sentences sharing this share of their words say the same thing once too often.
 _SAME_WORDS = 0.8
-# A question asking for an amount; "a higher rate limit" is not one (paylane-n022 lost its answer
-# to "$249/month" while "limit" counted).
-_QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|maximum|minimum)\b", re.IGNORECASE)
+# A question asking for an amount. "What is the API rate limit?" is one (helpwise-n039's answer
+# is "600 requests per minute"); "Can I get a higher rate limit?" is not (paylane-n022 lost its
+# answer to "$249/month" while any "limit" counted).
+_QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|maximum|minimum)\b"
+                       r"|\bwhat(?:'s|\s+is|\s+are)\b[^?]{0,80}?\b(?:limit|size|timeout|quota)s?\b", re.IGNORECASE)
 _FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
 
 
