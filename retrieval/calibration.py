@@ -30,6 +30,9 @@ STALE_SHARE = 0.1
 # With no pair across documents (an empty or one-document scope) nothing is known about
 # chance, and nothing is subtracted: the floor applies to the raw cosine.
 UNKNOWN_CHANCE = 0.0
+# A handful of cross-document pairs (a new tenant with two or three pages, often on one topic)
+# measures the topic, not chance; below this many the scope counts as unknown too.
+MIN_PAIRS = 100
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,8 @@ def build(scope: TenantScope, *, chunk_count: int) -> Calibration:
     cosines = get_encoder().encode([text for text, _ in headings]) @ chunks.T
     # Only pairs across documents: a heading scored against its own page is a match, not chance.
     unrelated = np.array([doc for _, doc in headings])[:, None] != documents[None, :]
-    if not unrelated.any():
-        return Calibration(chunk_count=chunk_count, chance=UNKNOWN_CHANCE, spread=0.0, pairs=0)
+    if int(unrelated.sum()) < MIN_PAIRS:
+        return Calibration(chunk_count=chunk_count, chance=UNKNOWN_CHANCE, spread=0.0, pairs=int(unrelated.sum()))
     values = cosines[unrelated]
     return Calibration(chunk_count=chunk_count, chance=float(values.mean()), spread=float(values.std()),
                        pairs=int(values.size))

@@ -12,7 +12,9 @@ def public(world: RetrievalWorld) -> TenantScope:
 
 
 @pytest.mark.django_db
-def test_the_chance_level_is_measured_on_the_scope_and_is_the_same_every_time(retrieval_world: RetrievalWorld) -> None:
+def test_the_chance_level_is_measured_on_the_scope_and_is_the_same_every_time(
+        retrieval_world: RetrievalWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(calibration, "MIN_PAIRS", 1)  # the fixture world is smaller than any real help centre
     scope = public(retrieval_world)
     count = scope.corpus_totals()[0]
     first = calibration.build(scope, chunk_count=count)
@@ -48,3 +50,14 @@ def test_a_one_document_scope_has_no_pair_to_measure_chance_on(retrieval_world: 
     # Globex holds one document: its heading against its own chunk is a match, not chance.
     globex = TenantScope(tenant_id=retrieval_world.globex.tenant.id, audience_ids=(retrieval_world.globex.public_id,))
     assert calibration.build(globex, chunk_count=1).pairs == 0
+
+
+@pytest.mark.django_db
+def test_a_scope_with_a_handful_of_pairs_has_no_chance_level(retrieval_world: RetrievalWorld,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two or three pages on one topic measure the topic, not chance: such a scope is unknown."""
+    scope = public(retrieval_world)
+    measured = calibration.build(scope, chunk_count=scope.corpus_totals()[0])
+    monkeypatch.setattr(calibration, "MIN_PAIRS", measured.pairs + 1 if measured.pairs else 10**6)
+    small = calibration.build(scope, chunk_count=scope.corpus_totals()[0])
+    assert small.chance == calibration.UNKNOWN_CHANCE
