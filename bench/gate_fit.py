@@ -32,8 +32,8 @@ ANSWERABLE = ("normal", "multi_turn", "stale", "conflict")
 Case = dict[str, Any]
 Rule = Callable[[Case], bool]
 
-COVERAGE = [round(x, 2) for x in np.arange(0.0, 0.52, 0.02)]
-MARGIN = [round(x, 2) for x in np.arange(0.0, 0.46, 0.02)]
+COVERAGE = [round(float(x), 2) for x in np.arange(0.0, 0.52, 0.02)]
+MARGIN = [round(float(x), 2) for x in np.arange(0.0, 0.46, 0.02)]
 RERANK = [0.0, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25]
 
 
