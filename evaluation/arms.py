@@ -45,11 +45,12 @@ ARMS: dict[str, Arm] = {
     "hybrid_before_0042": Arm(_BEFORE_0042),
     # 0009's gate with every candidate kept: what dropping the filter alone does.
     "hybrid_unfiltered": Arm({**_BEFORE_0042, "RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0}),
-    # No gate at all: every case reaches the answerer, and each row records the gate's signals
-    # (query coverage, vector margin, top rerank probability) so bench/gate_fit.py can replay
-    # any gate on the real pipeline's outcomes and fit its thresholds.
+    # The gate's floors at zero: every reranked case reaches the answerer, and each row records
+    # the gate's signals (query coverage, vector margin, top rerank probability) so
+    # bench/gate_fit.py can replay any gate on the real pipeline's outcomes. The vector margin
+    # stays: it also decides which chunks count as evidence for the coverage the row records.
     "hybrid_gate_off": Arm({"ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0, "ANSWER_GATE_RERANK_MIN": 0.0,
-                            "ANSWER_GATE_FUSION_MIN": 0.0, "RETRIEVAL_MIN_VECTOR_MARGIN": -1.0}),
+                            "ANSWER_GATE_FUSION_MIN": 0.0}),
     "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
                           note="fixed windows of the same token budget, headings ignored"),
     "contextual_title": Arm(index_name="ctx-title",
