@@ -14,7 +14,7 @@ def public(world: RetrievalWorld) -> TenantScope:
 @pytest.mark.django_db
 def test_the_chance_level_is_measured_on_the_scope_and_is_the_same_every_time(
         retrieval_world: RetrievalWorld, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(calibration, "MIN_PAIRS", 1)  # the fixture world is smaller than any real help centre
+    monkeypatch.setattr(calibration, "PRIOR_PAIRS", 0)  # the scope's own pairs only
     scope = public(retrieval_world)
     count = scope.corpus_totals()[0]
     first = calibration.build(scope, chunk_count=count)
@@ -42,22 +42,28 @@ def test_a_calibration_is_kept_per_scope_and_rebuilt_when_the_corpus_moves(retri
 def test_an_empty_scope_has_no_chance_level_to_measure(retrieval_world: RetrievalWorld) -> None:
     nobody = TenantScope(tenant_id=retrieval_world.acme.tenant.id, audience_ids=())
     empty = calibration.build(nobody, chunk_count=0)
-    assert empty.chance == calibration.UNKNOWN_CHANCE and empty.pairs == 0
+    assert empty.chance == calibration.PRIOR_CHANCE and empty.pairs == 0
 
 
 @pytest.mark.django_db
 def test_a_one_document_scope_has_no_pair_to_measure_chance_on(retrieval_world: RetrievalWorld) -> None:
     # Globex holds one document: its heading against its own chunk is a match, not chance.
     globex = TenantScope(tenant_id=retrieval_world.globex.tenant.id, audience_ids=(retrieval_world.globex.public_id,))
-    assert calibration.build(globex, chunk_count=1).pairs == 0
+    alone = calibration.build(globex, chunk_count=1)
+    assert alone.pairs == 0 and alone.chance == calibration.PRIOR_CHANCE
 
 
 @pytest.mark.django_db
-def test_a_scope_with_a_handful_of_pairs_has_no_chance_level(retrieval_world: RetrievalWorld,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two or three pages on one topic measure the topic, not chance: such a scope is unknown."""
+def test_a_scope_with_a_handful_of_pairs_stays_near_the_prior(retrieval_world: RetrievalWorld,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two or three pages on one topic measure the topic, not chance: their pairs move the
+    level only as far as their number weighs against PRIOR_PAIRS."""
     scope = public(retrieval_world)
-    measured = calibration.build(scope, chunk_count=scope.corpus_totals()[0])
-    monkeypatch.setattr(calibration, "MIN_PAIRS", measured.pairs + 1 if measured.pairs else 10**6)
-    small = calibration.build(scope, chunk_count=scope.corpus_totals()[0])
-    assert small.chance == calibration.UNKNOWN_CHANCE
+    count = scope.corpus_totals()[0]
+    weighted = calibration.build(scope, chunk_count=count)
+    monkeypatch.setattr(calibration, "PRIOR_PAIRS", 0)
+    raw = calibration.build(scope, chunk_count=count)
+    assert 0 < raw.pairs < 100 and raw.chance != calibration.PRIOR_CHANCE
+    share = raw.pairs / (raw.pairs + 100)
+    assert weighted.chance == pytest.approx(share * raw.chance + (1 - share) * calibration.PRIOR_CHANCE)
+    assert abs(weighted.chance - calibration.PRIOR_CHANCE) < abs(raw.chance - calibration.PRIOR_CHANCE)
