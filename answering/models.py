@@ -45,12 +45,18 @@ class Trace(LogMirror):
 
 
 class Escalation(LogMirror):
+    """A question the desk would not answer, waiting for a person; agents work it in the
+    console (answering/console/escalations.py)."""
+
     class Reason(models.TextChoices):
         WEAK_RETRIEVAL = "weak_retrieval", "Weak retrieval"
         MODEL_DECLINED = "model_declined", "Model declined"
         PROVIDERS_FAILED = "providers_failed", "Every provider failed"
 
     class Status(models.TextChoices):
+        """Open until an agent claims it; resolved once the agent has written the resolution,
+        which becomes a ticket document (answering/console/escalations.py)."""
+
         OPEN = "open", "Open"
         CLAIMED = "claimed", "Claimed"
         RESOLVED = "resolved", "Resolved"

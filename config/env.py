@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 _T = TypeVar("_T")
+_N = TypeVar("_N", int, float)
 
 
 def env_str(name: str, default: str | None = None) -> str:
@@ -54,12 +55,20 @@ def _env_parsed(name: str, default: _T, parse: Callable[[str], _T], kind: str) -
         raise ImproperlyConfigured(f"Environment variable {name}={raw!r} is not {kind}.") from exc
 
 
-def env_int(name: str, default: int) -> int:
-    return _env_parsed(name, default, int, "an integer")
+def _bounded(name: str, value: _N, minimum: _N | None, maximum: _N | None) -> _N:
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"Environment variable {name}={value!r} is below its minimum {minimum!r}.")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"Environment variable {name}={value!r} is above its maximum {maximum!r}.")
+    return value
 
 
-def env_float(name: str, default: float) -> float:
-    return _env_parsed(name, default, float, "a number")
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    return _bounded(name, _env_parsed(name, default, int, "an integer"), minimum, maximum)
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    return _bounded(name, _env_parsed(name, default, float, "a number"), minimum, maximum)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -174,19 +174,22 @@ SECURE_REDIRECT_EXEMPT = [r"^health$"]
 EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2")
 EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
 EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
-EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32)
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32, minimum=1)
 
 # --- Ingest ----------------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
-INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512)
+INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
 # Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
 # 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)
 INGEST_PARSE_SECONDS_PER_MB = env_float("INGEST_PARSE_SECONDS_PER_MB", default=1.0)
 INGEST_MAX_LINE_CHARS = env_int("INGEST_MAX_LINE_CHARS", default=100_000)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
-CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200)
+CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
+# Definition lists read as one entity per term (corpus/parsers/outline.py); measured and not
+# adopted, docs/decisions/0041.
+CORPUS_DEFINITION_ENTITIES = env_bool("CORPUS_DEFINITION_ENTITIES", default=False)
 # Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per
 # chunk (contextual retrieval). Off by default: it needs a generation provider.
 CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
@@ -198,7 +201,7 @@ CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
 
 # --- Answer cache (docs/decisions/0011) ----------------------------------------------------------
 CACHE_ENABLED = env_bool("CACHE_ENABLED", default=True)
-CACHE_SEMANTIC_MIN_SIMILARITY = env_float("CACHE_SEMANTIC_MIN_SIMILARITY", default=0.95)
+CACHE_SEMANTIC_MIN_SIMILARITY = env_float("CACHE_SEMANTIC_MIN_SIMILARITY", default=0.95, minimum=0.0, maximum=1.0)
 CACHE_TTL_SECONDS = env_int("CACHE_TTL_SECONDS", default=7 * 24 * 3600)
 
 # --- Demo ------------------------------------------------------------------------------------
@@ -209,16 +212,16 @@ DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", default="hybrid")  # hybrid | vector | keyword
 RETRIEVAL_KEYWORD_RANKING = env_str("RETRIEVAL_KEYWORD_RANKING", default="bm25")  # bm25 | ts_rank_cd
 RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
-RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40)
-RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60)
+RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)
+RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60, minimum=0)
 # Diversity: at most this many chunks of one document ahead of the others (0: off).
-RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT = env_int("RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT", default=1)
-RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2)
-RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75)
+RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT = env_int("RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT", default=1, minimum=0)
+RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2, minimum=0.0)
+RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75, minimum=0.0, maximum=1.0)
 # The rarest query terms nominate candidates while their document frequencies add up to at
 # most this many chunks; every term scores them (retrieval.legs.nomination_query, 0028).
-RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500)
-RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100)
+RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500, minimum=1)
+RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100, minimum=1, maximum=1000)
 # Evidence (docs/decisions/0042): calibrated labels every candidate and drops none; absolute
 # is 0009's filter (the two floors below), kept for the eval arm that compares them.
 RETRIEVAL_EVIDENCE = env_str("RETRIEVAL_EVIDENCE", default="calibrated")  # calibrated | absolute
@@ -234,7 +237,7 @@ RETRIEVAL_TYPO_SIMILARITY_MIN = env_float("RETRIEVAL_TYPO_SIMILARITY_MIN", defau
 RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="always")
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
-RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20)
+RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
@@ -262,13 +265,14 @@ ANSWER_PRICES: dict[str, tuple[float, float]] = {
     "gemini-2.0-flash": (0.10, 0.40),
     "llama-3.1-8b-instant": (0.05, 0.08),
 }
-ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6)
-ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6)
+ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6, minimum=1)
+ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6, minimum=0)
 # Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
 ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
-ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05)
+ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05, minimum=0.0, maximum=1.0)
 # IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
-ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26)  # refitted in 0042
+# Refitted in 0042.
+ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26, minimum=0.0, maximum=1.0)
 # Extractive answerer: a sentence must be this similar to the question to be quoted.
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.45)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
@@ -284,17 +288,17 @@ ANSWER_DAILY_SPEND_CAP_USD = env_float("ANSWER_DAILY_SPEND_CAP_USD", default=20.
 
 # --- API and rate limits (docs/decisions/0013, 0014) -----------------------------------------
 # Requests per minute; 0 turns a limit off. A key's own rate_limit_per_minute overrides the first.
-API_RATE_LIMIT_PER_KEY = env_int("API_RATE_LIMIT_PER_KEY", default=60)
-API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120)
+API_RATE_LIMIT_PER_KEY = env_int("API_RATE_LIMIT_PER_KEY", default=60, minimum=0)
+API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120, minimum=0)
 # How many reverse proxies of ours append to X-Forwarded-For; 0: the client is REMOTE_ADDR.
-RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0)
+RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0, minimum=0)
 # Questions per minute per client address on the chat page (answering/chat); 0 turns it off.
-CHAT_RATE_LIMIT_PER_ADDRESS = env_int("CHAT_RATE_LIMIT_PER_ADDRESS", default=20)
+CHAT_RATE_LIMIT_PER_ADDRESS = env_int("CHAT_RATE_LIMIT_PER_ADDRESS", default=20, minimum=0)
 # Sign-in attempts (the admin login) per window, per username and per client address; a
 # successful sign-in gives its attempt back (tenants/loginlimits.py, docs/decisions/0025).
-LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", default=10)
-LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", default=20)
-LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", default=15 * 60)
+LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", default=10, minimum=1)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", default=20, minimum=1)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", default=15 * 60, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -13,6 +13,9 @@ from tenants.models import Audience, LogMirror, Mirror, Tenant
 
 
 class Document(Mirror):
+    """One source file, changelog entry or ticket of a tenant, readable by one audience; its
+    chunks (raw SQL only, corpus/store.py) are what search reads."""
+
     class SourceType(models.TextChoices):
         DOC = "doc", "Documentation"
         CHANGELOG = "changelog", "Changelog entry"

@@ -65,6 +65,10 @@ class Audience(Mirror):
 
 
 class Membership(Mirror):
+    """A staff user's place in one tenant: a role, and the audiences whose documents they
+    may read and write (tenants/staff.py). A user may hold memberships in several
+    tenants; the admin shows each only its own."""
+
     class Role(models.TextChoices):
         OWNER = "owner", "Tenant admin"
         AGENT = "agent", "Support agent"

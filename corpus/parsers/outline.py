@@ -41,7 +41,7 @@ HEADING, TEXT, TERM = 1, 0, -1
 def entities_enabled() -> bool:
     """Off by default: on the developer sets the entities did not win (decision 0041). Off,
     the parsers read definition lists as they always did, byte for byte."""
-    return bool(getattr(settings, "CORPUS_DEFINITION_ENTITIES", False))
+    return settings.CORPUS_DEFINITION_ENTITIES
 
 
 def fingerprint_parts() -> tuple[str, ...]:

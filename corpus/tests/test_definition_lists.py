@@ -16,7 +16,7 @@ from corpus.parsers import ParsedDocument, ParseFailure, Section, SourceFile, fi
 
 @pytest.fixture(autouse=True)
 def entities_on(settings: pytest.FixtureRequest) -> None:
-    settings.CORPUS_DEFINITION_ENTITIES = True  # type: ignore[attr-defined]
+    settings.CORPUS_DEFINITION_ENTITIES = True
 
 WORK_MEM = (
     "Sets the base maximum amount of memory to be used by a query operation (such as a sort or hash table) "
@@ -174,13 +174,13 @@ def test_chunks_split_at_entities_and_carry_the_anchor(tmp_path: Path, encoder: 
 def test_turning_entities_on_changes_the_fingerprint(tmp_path: Path, settings: pytest.FixtureRequest) -> None:
     """The content hash is built on this fingerprint: turning entities on or off re-chunks what is stored."""
     on = _parse_html(tmp_path, "a.html", POSTGRES).fingerprint
-    settings.CORPUS_DEFINITION_ENTITIES = False  # type: ignore[attr-defined]
+    settings.CORPUS_DEFINITION_ENTITIES = False
     off = _parse_html(tmp_path, "a.html", POSTGRES).fingerprint
     assert on != off and off == fingerprint(POSTGRES.encode())  # off: the fingerprint of before
 
 
 def test_off_reads_a_definition_list_as_before(tmp_path: Path, settings: pytest.FixtureRequest) -> None:
-    settings.CORPUS_DEFINITION_ENTITIES = False  # type: ignore[attr-defined]
+    settings.CORPUS_DEFINITION_ENTITIES = False
     doc = _parse_html(tmp_path, "runtime-config-resource.html", POSTGRES)
     memory = [s for s in doc.sections if s.heading_path[-1] == "20.4.1. Memory"]
     assert len(memory) == 1 and _anchor(memory[0]) is None
