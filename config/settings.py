@@ -190,6 +190,10 @@ CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
 # Definition lists read as one entity per term (corpus/parsers/outline.py); measured and not
 # adopted, docs/decisions/0041.
 CORPUS_DEFINITION_ENTITIES = env_bool("CORPUS_DEFINITION_ENTITIES", default=False)
+# Keys of a language PostgreSQL cannot stem (corpus/language.py, docs/decisions/0050): auto (the
+# tenant's language decides), or the eval arms' baselines `simple` (no keys) and `prefix`.
+# Read at ingest and at query time alike.
+LANGUAGE_KEYS = env_str("LANGUAGE_KEYS", default="auto")
 # Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per
 # chunk (contextual retrieval). Off by default: it needs a generation provider.
 CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")

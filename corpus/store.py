@@ -19,6 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from corpus.chunking import ChunkDraft
+from corpus.language import document_keys
 from corpus.hooks import on_commit_chunks_retired
 from corpus.models import Document
 from corpus.parsers import ParsedDocument
@@ -168,6 +169,7 @@ def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents:
         contested=[False] * len(drafts),
         context_blurb=blurbs,
         exact_terms=[exact_terms(text) for text in contents],
+        language_keys=[document_keys(text, language=tenant.language) for text in contents],
     )
 
 

@@ -10,8 +10,8 @@ N, average length) over the asker's visible chunks only.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
@@ -19,6 +19,7 @@ from django.db import connection
 from psycopg import sql
 
 from corpus.embedding import vector_literal as vector_text
+from corpus.language import WeightedKey, question_keys, scheme_for
 from corpus.terms import exact_terms
 from retrieval.querytext import clean_query
 from tenants.scope import ChunkQuery, TenantScope
@@ -34,16 +35,24 @@ class LegHit:
 class QueryTerms:
     lexemes: tuple[str, ...]  # stemmed with the tenant's text search configuration
     exact: tuple[str, ...]  # whole identifiers, `=`-prefixed
+    # A language keyed in Python (corpus/language.py): each question word's candidate keys,
+    # narrowed by select_keys to those the asker's chunks hold, and each key's weight.
+    groups: tuple[tuple[WeightedKey, ...], ...] = ()
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def all(self) -> tuple[str, ...]:
         return self.lexemes + self.exact
 
 
-def query_terms(text: str, *, ts_config: str) -> QueryTerms:
+def query_terms(text: str, *, ts_config: str, language: str = "en") -> QueryTerms:
     """Lexemes exactly as ingest produced them: the same parser, stemmer and stop words."""
     # No tenant data is read here: to_tsvector over the question only.
     text = clean_query(text)
+    if scheme_for(language) != "simple":
+        groups = tuple(tuple(group) for group in question_keys(text, language=language))
+        keys = tuple(dict.fromkeys(k.key for group in groups for k in group))
+        return QueryTerms(lexemes=keys, exact=tuple(exact_terms(text)), groups=groups)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) AS u ORDER BY u.positions[1]",
@@ -114,13 +123,26 @@ class Bm25Stats:
     avg_length: float
 
 
-def bm25_stats(scope: TenantScope, terms: Sequence[str]) -> Bm25Stats:
+def bm25_stats(scope: TenantScope, terms: Sequence[str], weights: Mapping[str, float] | None = None) -> Bm25Stats:
     df = scope.document_frequencies(list(terms))
     n, total = scope.corpus_totals()
     avg = total / n if n else 1.0
     # Robertson–Spärck Jones IDF with +1 inside the log, so it never goes negative.
     idf = {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+    if weights:  # a half-weight key (folded, prefix) counts half in BM25, coverage and evidence
+        idf = {t: value * weights.get(t, 1.0) for t, value in idf.items()}
     return Bm25Stats(idf=idf, df=df, chunk_count=n, avg_length=avg)
+
+
+def select_keys(terms: QueryTerms, df: Mapping[str, int]) -> QueryTerms:
+    """Each question word keeps the keys the asker's chunks hold; a word none of whose keys
+    occurs keeps its lemma alone, for typo correction and for the gate's coverage to miss."""
+    chosen: dict[str, float] = {}
+    for group in terms.groups:
+        held = [k for k in group if df.get(k.key, 0) > 0] or list(group[:1])
+        for weighted in held:
+            chosen[weighted.key] = max(chosen.get(weighted.key, 0.0), weighted.weight)
+    return QueryTerms(lexemes=tuple(chosen), exact=terms.exact, groups=terms.groups, weights=chosen)
 
 
 # The chunk's tsvector restricted to the query's terms (positions kept, for term frequency).

@@ -23,7 +23,8 @@ from corpus.embedding import get_encoder
 from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
-    Bm25Stats, QueryTerms, bm25_stats, keyword_leg, only_terms_sql, query_terms, vector_leg, vector_text,
+    Bm25Stats, QueryTerms, bm25_stats, keyword_leg, only_terms_sql, query_terms, select_keys, vector_leg,
+    vector_text,
 )
 from retrieval.rerankers import get_reranker
 from retrieval.typos import Correction, correct_terms
@@ -164,6 +165,7 @@ def search(
     per_leg: int | None = None,
     correct_typos: bool | None = None,
     query_vector: np.ndarray | None = None,
+    language: str = "en",
 ) -> SearchResult:
     # Unset knobs come from settings, so an eval arm can flip one for the whole pipeline.
     mode = mode or settings.RETRIEVAL_MODE
@@ -174,7 +176,7 @@ def search(
     # for the keyword side; "embed" is then only the part of encoding that was not hidden.
     pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
-        terms, stats, corrections = _query_terms(scope, query, ts_config, correct_typos)
+        terms, stats, corrections = _query_terms(scope, query, ts_config, correct_typos, language)
     legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
                                    query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG,
                                    ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
@@ -198,16 +200,22 @@ def search(
     return result
 
 
-def _query_terms(scope: TenantScope, query: str, ts_config: str,
-                 correct_typos: bool | None) -> tuple[QueryTerms, Bm25Stats, list[Correction]]:
-    terms = query_terms(query, ts_config=ts_config)
+def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: bool | None,
+                 language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction]]:
+    terms = query_terms(query, ts_config=ts_config, language=language)
     stats = bm25_stats(scope, terms.all)
+    keyed = bool(terms.groups)
+    if keyed:  # Python-computed keys (corpus/language.py): keep each word's keys that occur
+        terms = select_keys(terms, stats.df)
     corrections: list[Correction] = []
     if settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos:
         lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df)
         if corrections:
-            terms = QueryTerms(lexemes=lexemes, exact=terms.exact)
-            stats = bm25_stats(scope, terms.all)
+            weights = {t: terms.weights.get(t, 1.0) for t in lexemes} if keyed else {}
+            terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups, weights=weights)
+            stats = bm25_stats(scope, terms.all, terms.weights)
+    if keyed and not corrections:
+        stats = bm25_stats(scope, terms.all, terms.weights)
     return terms, stats, corrections
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from corpus.language import NAMESPACE_MARK
 from tenants.scope import TenantScope
 
 _MIN_LENGTH = 4
@@ -31,7 +32,8 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
             corrected.append(term)
             continue
         candidates = scope.similar_terms(term, limit=1, threshold=settings.RETRIEVAL_TYPO_SIMILARITY_MIN)
-        if candidates and not candidates[0][0].startswith("="):
+        # Never to an exact identifier, nor to a stem, folded or prefix key (corpus/language.py).
+        if candidates and not candidates[0][0].startswith(("=", NAMESPACE_MARK)):
             found, similarity, _ = candidates[0]
             corrections.append(Correction(term, found, round(similarity, 3)))
             corrected.append(found)

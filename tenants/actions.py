@@ -18,9 +18,9 @@ _KEY_PREFIX_BYTES = 6
 
 
 @transaction.atomic
-def tenant_create(*, slug: str, name: str, text_search_config: str = "english") -> Tenant:
+def tenant_create(*, slug: str, name: str, text_search_config: str = "english", language: str = "en") -> Tenant:
     """Create a tenant with the default audiences public, customer and internal."""
-    tenant = Tenant.objects.create(slug=slug, name=name, text_search_config=text_search_config)
+    tenant = Tenant.objects.create(slug=slug, name=name, text_search_config=text_search_config, language=language)
     for audience_slug, audience_name in DEFAULT_AUDIENCES:
         Audience.objects.create(tenant=tenant, slug=audience_slug, name=audience_name)
     return tenant

@@ -36,6 +36,7 @@ class ChunkRow:
     contested: bool = False
     context_blurb: str = ""
     exact_terms: Sequence[str] = ()
+    language_keys: str | None = None  # a tsvector literal (corpus/language.py); None: ts_config's
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class ChunkColumns:
     contested: Sequence[bool]
     context_blurb: Sequence[str]
     exact_terms: Sequence[Sequence[str]]
+    # Per row a tsvector literal of Python-computed keys, or None (empty: None for every row).
+    language_keys: Sequence[str | None] = ()
 
     @classmethod
     def from_rows(cls, rows: Sequence[ChunkRow]) -> ChunkColumns:
@@ -74,6 +77,7 @@ class ChunkColumns:
             contested=[r.contested for r in rows],
             context_blurb=[r.context_blurb for r in rows],
             exact_terms=[list(r.exact_terms) for r in rows],
+            language_keys=[r.language_keys for r in rows],
         )
 
 
@@ -203,16 +207,16 @@ class ChunkWriter:
 _INSERT_COLUMNS = sql.SQL(
     "WITH new AS ("
     " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
-    " token_count, embedding, ts_config, contested, context_blurb, exact_terms)"
+    " token_count, embedding, ts_config, contested, context_blurb, exact_terms, language_keys)"
     " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
     " r.token_count, r.embedding, r.ts_config::regconfig, r.contested, r.context_blurb,"
-    " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}')"
+    " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}'), r.language_keys::tsvector"
     " FROM unnest(%(document_id)s::bigint[], %(audience_id)s::bigint[], %(ordinal)s::integer[],"
     " %(heading_path)s::text[], %(content)s::text[], %(page)s::integer[], %(token_count)s::integer[],"
     " %(embedding)b::vector[], %(ts_config)s::text[], %(contested)s::boolean[], %(context_blurb)s::text[],"
-    " %(term_end)s::integer[], %(term_n)s::integer[])"
+    " %(term_end)s::integer[], %(term_n)s::integer[], %(language_keys)s::text[])"
     " AS r(document_id, audience_id, ordinal, heading_path, content, page, token_count, embedding,"
-    " ts_config, contested, context_blurb, term_end, term_n)"
+    " ts_config, contested, context_blurb, term_end, term_n, language_keys)"
     " RETURNING audience_id, tsv, term_count, archived"
     "), terms AS ("
     " INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
@@ -252,6 +256,7 @@ def _column_params(*, tenant_id: int, columns: ChunkColumns, count: int) -> dict
         "term_end": term_ends,
         "term_n": [len(terms) for terms in columns.exact_terms],
         "terms": flat_terms,
+        "language_keys": list(columns.language_keys) or [None] * count,
     }
 
 

@@ -1,0 +1,121 @@
+"""Czech keys, negative tests first (docs/decisions/0050, the founding record's lesson).
+
+Each case runs twice: on lemma + stem keys it must hold, and on the four-letter prefix keys
+that lemma + stem replaced it must fail, which is the case being seen red on the old scheme.
+Only the keyword leg runs: the embedding model is English and carries no Czech.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test.utils import override_settings
+
+from conftest import _make_cast
+from corpus.ingest import ingest_paths
+from retrieval.search import search
+from tenants.models import Tenant
+from tenants.scope import TenantScope
+
+DOCS = {
+    "venceni.md": "# Venčení\n\nKaždého psa venčíme dvakrát denně, ráno a večer.\n",
+    "krmeni.md": "# Krmení\n\nPsovi dáváme granule jednou denně.\n",
+    "pesto.md": "# Bazalkové pesto\n\nPesto připravíte z bazalky, oříšků, oleje a sýra.\n",
+    "darek.md": "# Dárek\n\nPavlovi jsme k narozeninám poslali knihu.\n",
+    "pavlac.md": "# Domovní řád\n\nNa pavlači se nesmí sušit prádlo.\n",
+    "otevreno.md": "# Otevírací doba\n\nPoradna je otevřena každého dne od osmi do čtyř.\n",
+    "pohadka.md": "# Pohádka\n\nV pohádce se vypráví o lišce, která přelstila havrana.\n",
+    "bez-hacku.md": "# Zapis bez hacku\n\nPoznamka o liska zapsana bez diakritiky na klavesnici.\n",
+    "s-hacky.md": "# Zápis s háčky\n\nPoznámka o liška zapsaná s diakritikou na klávesnici.\n",
+}
+
+# (question, page it must find, page it must not find): None where the case has only one side.
+CASES = {
+    "pes finds psa": ("pes", "venceni", None),
+    "pes finds psovi": ("pes", "krmeni", None),
+    "pes does not find pesto": ("pes", None, "pesto"),
+    "pesto does not find pes": ("pesto", None, "venceni"),
+    "Pavlovi does not match pavlač": ("Pavlovi", None, "pavlac"),
+    "den finds dne": ("den", "otevreno", None),
+    "liška finds lišce": ("liška", "pohadka", None),
+}
+# `pesto` never reached `pes` on prefixes either (its prefix is longer than the word): the
+# old scheme's failure was the other way round, `pes` finding pesto, and that case is red.
+RED_ON_PREFIX = sorted(set(CASES) - {"pesto does not find pes"})
+# Controls: the same pages are findable by their own words, on either scheme.
+CONTROLS = {
+    "pesto finds pesto": ("pesto", "pesto"),
+    "Pavlovi finds Pavlovi": ("Pavlovi", "darek"),
+    "pavlači finds pavlači": ("pavlači", "pavlac"),
+    "psa finds psa": ("psa", "venceni"),
+}
+
+
+@dataclass
+class KeyedTenants:
+    scopes: dict[str, TenantScope]
+
+
+def _tenant(slug: str, root: Path, scheme: str) -> TenantScope:
+    cast = _make_cast(slug)
+    Tenant.objects.filter(pk=cast.tenant.pk).update(language="cs", text_search_config="simple")
+    cast.tenant.refresh_from_db()
+    for name, text in DOCS.items():
+        (root / name).write_text(text)
+    with override_settings(LANGUAGE_KEYS=scheme):
+        ingest_paths(tenant=cast.tenant, paths=[root])
+    return TenantScope(tenant_id=cast.tenant.id, audience_ids=(cast.public_id,))
+
+
+@pytest.fixture(scope="module")
+def keyed(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> KeyedTenants:
+    with django_db_blocker.unblock():
+        return KeyedTenants({scheme: _tenant(f"cs-keys-{scheme}", tmp_path_factory.mktemp(scheme), scheme)
+                             for scheme in ("auto", "prefix")})
+
+
+def _pages(keyed: KeyedTenants, scheme: str, question: str) -> list[str]:
+    with override_settings(LANGUAGE_KEYS=scheme):
+        result = search(scope=keyed.scopes[scheme], query=question, ts_config="simple", language="cs",
+                        mode="keyword", rerank="off", k=10)
+    return [c.slug for c in result.candidates]
+
+
+def _holds(pages: list[str], found: str | None, absent: str | None) -> bool:
+    return (found is None or found in pages) and (absent is None or absent not in pages)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_lemma_and_stem_keys_hold(keyed: KeyedTenants, name: str) -> None:
+    question, found, absent = CASES[name]
+    pages = _pages(keyed, "auto", question)
+    assert _holds(pages, found, absent), (name, pages)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", RED_ON_PREFIX)
+def test_prefix_keys_fail_the_same_case(keyed: KeyedTenants, name: str) -> None:
+    """The old scheme, kept as an eval arm: every case above is red on it."""
+    question, found, absent = CASES[name]
+    pages = _pages(keyed, "prefix", question)
+    assert not _holds(pages, found, absent), (name, pages)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("scheme", ["auto", "prefix"])
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_controls_find_their_own_words(keyed: KeyedTenants, scheme: str, name: str) -> None:
+    question, found = CONTROLS[name]
+    assert found in _pages(keyed, scheme, question), name
+
+
+@pytest.mark.django_db
+def test_folded_match_found_but_never_above_the_exact_one(keyed: KeyedTenants) -> None:
+    with_diacritics = _pages(keyed, "auto", "liška")
+    assert with_diacritics.index("s-hacky") < with_diacritics.index("bez-hacku"), with_diacritics
+    without = _pages(keyed, "auto", "liska")
+    assert "bez-hacku" in without and "s-hacky" in without, without
