@@ -41,6 +41,7 @@ run: demo
 	  echo "  DEVELOPMENT MODE (DEBUG=1): not for production; set DEBUG=0, SECRET_KEY and ALLOWED_HOSTS."; \
 	  test -n "$${SECRET_KEY-}" || echo "  (secret key: generated on first run, kept in var/secret_key)"; \
 	  echo ""; esac
+	@$(PY) manage.py handoff_housekeeping --schedule
 	@$(PY) manage.py db_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m uvicorn config.asgi:application --lifespan off --host $(HOST) --port $(PORT)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from corpus.models import IngestJob
-from tenants.models import LogMirror, Tenant
+from tenants.models import LogMirror, Mirror, Tenant
 
 
 class Trace(LogMirror):
@@ -76,10 +76,89 @@ class Escalation(LogMirror):
     resolved_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     # The ingest job that turned the resolution into a ticket document (answering/console/escalations.py).
-    knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # RESTRICT, not SET NULL: Citus refuses SET NULL on a key holding tenant_id (docs/decisions/0048).
+    knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
+    # The asker's way back: /t/<tenant>/f/<public_id>/, random, never the primary key (docs/decisions/0044).
+    public_id = models.CharField(max_length=32)
+    contact_email = models.CharField(max_length=254, blank=True, default="")
+    first_reply_at = models.DateTimeField(null=True, blank=True)
+    agents_notified_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(LogMirror.Meta):
         db_table = "answering_escalation"
 
     def __str__(self) -> str:
         return f"escalation #{self.pk} ({self.reason}, {self.status})"
+
+
+class EscalationMessage(Mirror):
+    """One message of an escalation's thread: the asker's (from the follow-up page) or an agent's."""
+
+    class Kind(models.TextChoices):
+        ASKER = "asker", "Asker"
+        AGENT = "agent", "Agent"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    escalation = models.ForeignKey(Escalation, on_delete=models.CASCADE, related_name="messages")
+    author_kind = models.CharField(max_length=8, choices=Kind.choices)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta(Mirror.Meta):
+        db_table = "answering_escalation_message"
+        ordering = ["created_at", "id"]
+
+
+class HandoffSettings(Mirror):
+    """A tenant's handoff settings; a tenant without a row has the defaults (answering/handoff/config.py)."""
+
+    class NotifyMode(models.TextChoices):
+        EACH = "each", "One email per escalation"
+        DIGEST = "digest", "A digest of new escalations"
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    notify_mode = models.CharField(max_length=16, choices=NotifyMode.choices, default=NotifyMode.EACH)
+    overdue_hours = models.IntegerField(default=24, help_text="An escalation without an agent reply after this "
+                                                               "many hours is flagged overdue.")
+    retention_days = models.IntegerField(default=90, help_text="Questions, conversations and contacts older than "
+                                                                "this are anonymised (docs/decisions/0046).")
+    webhook_url = models.CharField(max_length=2000, blank=True, default="")
+    webhook_secret = models.CharField(max_length=128, blank=True, default="")
+
+    class Meta(Mirror.Meta):
+        db_table = "answering_handoff_settings"
+        verbose_name = "handoff settings"
+        verbose_name_plural = "handoff settings"
+
+    def __str__(self) -> str:
+        return f"handoff settings of {self.tenant_id}"
+
+
+class WebhookDelivery(LogMirror):
+    """One event for a tenant's webhook and every attempt to deliver it (answering/handoff/webhooks.py)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    escalation = models.ForeignKey(Escalation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    event = models.CharField(max_length=40)
+    url = models.CharField(max_length=2000)
+    payload = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempt_count = models.IntegerField(default=0)
+    attempts = models.JSONField(default=list)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(LogMirror.Meta):
+        db_table = "answering_webhook_delivery"
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.event} #{self.pk} ({self.status})"

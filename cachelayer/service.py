@@ -233,3 +233,28 @@ def purge_entry(*, tenant_id: int, entry_id: int) -> int:
     with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
         cursor.execute("DELETE FROM cachelayer_entry WHERE tenant_id = %s AND id = %s", [tenant_id, entry_id])
         return int(cursor.rowcount)
+
+
+def purge_built_from(*, tenant_id: int, trace_ids: Sequence[int], queries: Sequence[str]) -> int:
+    """Erasure: delete the entries written for these traces or filed under these questions
+    (normalised as lookups normalise them), so a person's words leave the cache too."""
+    norms = sorted({normalise(q) for q in queries if q and q.strip()})
+    if not trace_ids and not norms:
+        return 0
+    with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
+        # Index: cachelayer_entry_key_uniq leads with tenant_id; one tenant's entries, a handful of keys.
+        cursor.execute(
+            "DELETE FROM cachelayer_entry WHERE tenant_id = %(t)s"
+            " AND (original_trace_id = ANY(%(traces)s) OR query_norm = ANY(%(norms)s))",
+            {"t": tenant_id, "traces": list(trace_ids), "norms": norms},
+        )
+        return int(cursor.rowcount)
+
+
+def purge_created_before(*, tenant_id: int, before: Any) -> int:
+    """Retention: entries older than the tenant's retention period go (their text is a question)."""
+    with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
+        # Index: cachelayer_entry_key_uniq leads with tenant_id; one pass per retention run.
+        cursor.execute("DELETE FROM cachelayer_entry WHERE tenant_id = %(t)s AND created_at < %(before)s",
+                       {"t": tenant_id, "before": before})
+        return int(cursor.rowcount)

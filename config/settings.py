@@ -304,6 +304,29 @@ LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", default=10,
 LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", default=20, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", default=15 * 60, minimum=1)
 
+# --- The handoff back to the asker (answering/handoff, docs/decisions/0044-0046) ------------
+# Links in emails and webhooks are this base plus the path (the follow-up page, the console).
+PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
+# Messages per hour an asker may add on one follow-up page, and per client address.
+FOLLOWUP_MESSAGES_PER_HOUR = env_int("FOLLOWUP_MESSAGES_PER_HOUR", default=10, minimum=0)
+# Webhooks to private, loopback or link-local addresses are refused unless this is on.
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", default=6, minimum=1, maximum=20)
+# The wait after the n-th failed attempt is this × 2^(n-1): 30 s, 1 min, 2 min, 4 min, 8 min.
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", default=30, minimum=1)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", default=10.0, minimum=0.1, maximum=60.0)
+# Email: the console backend prints mail unless EMAIL_HOST names an SMTP server.
+EMAIL_HOST = env_str("EMAIL_HOST", default="")
+EMAIL_PORT = env_int("EMAIL_PORT", default=587, minimum=1, maximum=65535)
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", default=False)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", default=20, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", default="answerdesk@localhost")
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                        else "django.core.mail.backends.console.EmailBackend")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -25,6 +25,7 @@ from answering.api.openai_messages import (
     usage,
 )
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
+from answering.handoff.followups import ContactInvalid, contact_checked
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from tenants.apierrors import InvalidRequest
@@ -60,6 +61,15 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+class AnswerdeskIn(Schema):
+    """Answerdesk's own request field (OpenAI clients send it with `extra_body`)."""
+
+    model_config = STRICT
+
+    contact: str = Field("", max_length=254, description="Optional email of the asker: on an abstention the "
+                                                          "agent's reply is also sent there.")
+
+
 class ChatIn(Schema):
     # The example shows in the docs and is the first request schemathesis sends.
     model_config = {**STRICT, "json_schema_extra": {"examples": [
@@ -77,6 +87,7 @@ class ChatIn(Schema):
     max_completion_tokens: Annotated[int, Field(ge=1, le=131_072), JSON_INTEGER] | None = None
     n: Annotated[int, Field(ge=1, le=1), JSON_INTEGER] | None = None
     user: str | None = Field(None, max_length=256)
+    answerdesk: AnswerdeskIn | None = None
 
 
 def _completion_text(result: AnswerResult) -> str:
@@ -89,9 +100,13 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     uses_chain = model_uses_chain(body.model)
     conversation = conversation_from(body.messages, user=body.user)
+    try:
+        contact = contact_checked(body.answerdesk.contact if body.answerdesk else "")
+    except ContactInvalid as exc:
+        raise InvalidRequest(f"answerdesk.contact: {exc}") from exc
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=conversation.question,
                     history=conversation.history, conversation_id=conversation.conversation_id,
-                    use_default_chain=uses_chain)
+                    use_default_chain=uses_chain, contact=contact)
     completion = _Completion(principal=principal, body=body, conversation=conversation,
                      completion_id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),
                      include_usage=bool(body.stream_options and body.stream_options.include_usage))
@@ -110,7 +125,7 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
                                              "refusal": None},
                      "finish_reason": "stop", "logprobs": None}],
         "usage": usage(tenant=principal.tenant, result=result),
-        "answerdesk": extension(result),
+        "answerdesk": extension(result, tenant_slug=principal.tenant.slug),
     })
 
 
@@ -155,7 +170,8 @@ class _Completion:
                 if footer:
                     yield self._chunk({"content": footer})
                 self.record(result)
-                yield self._chunk({}, "stop", answerdesk=extension(result))
+                slug = self.principal.tenant.slug
+                yield self._chunk({}, "stop", answerdesk=extension(result, tenant_slug=slug))
                 if self.include_usage:
                     yield sse({**self._head(), "choices": [], "usage": usage(tenant=self.principal.tenant,
                                                                               result=result)})

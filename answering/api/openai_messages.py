@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from answering.models import Trace
+from answering.handoff.links import follow_up_object
 from answering.pipeline.flow import AnswerResult
 from answering.pipeline.limits import HISTORY_ROLES, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
@@ -97,9 +98,11 @@ def sources_footer(result: AnswerResult) -> str:
     return _FOOTER + "\n".join(source_line(s) for s in result.sources)
 
 
-def extension(result: AnswerResult) -> dict[str, Any]:
-    """The structured side of the citations, for clients that read it (`answerdesk` on the response)."""
+def extension(result: AnswerResult, *, tenant_slug: str) -> dict[str, Any]:
+    """The structured side of the citations, for clients that read it (`answerdesk` on the response),
+    and on an abstention the asker's follow-up (opaque id and page URL)."""
     return {"action": result.action, "trace_id": result.trace_id, "escalation_id": result.escalation_id,
+            "follow_up": follow_up_object(tenant_slug=tenant_slug, public_id=result.follow_up_id),
             "cache_hit": result.cache_hit, "conflict": result.conflict,
             "sources": [{**s, "locator": source_line(s)} for s in result.sources]}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ninja import Schema
+from ninja import Field, Schema
 
 
 class OpenAIErrorDetail(Schema):
@@ -58,10 +58,17 @@ class Usage(Schema):
     total_tokens: int
 
 
+class FollowUp(Schema):
+    id: str
+    url: str
+
+
 class AnswerdeskExtension(Schema):
     action: Literal["greeting", "answered", "escalated"]
     trace_id: int | None
     escalation_id: int | None
+    follow_up: FollowUp | None = Field(None, description="On an abstention: the asker's follow-up page (opaque id "
+                                                          "and URL), where the agents' replies appear.")
     cache_hit: bool
     conflict: bool
     sources: list[dict[str, Any]]

@@ -12,6 +12,8 @@ from typing import Any, Literal, assert_never
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
+from answering.handoff.followups import ContactInvalid, contact_checked
+from answering.handoff.links import follow_up_object
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import (MAX_CONVERSATION_ID_CHARS, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS,
                                        QuestionRejected)
@@ -55,6 +57,8 @@ class AskIn(Schema):
     history: list[Turn] = Field(default_factory=list, max_length=MAX_HISTORY_TURNS,
                                 description="Earlier turns, oldest first; the server keeps no session.")
     conversation_id: str = Field("", max_length=MAX_CONVERSATION_ID_CHARS)
+    contact: str = Field("", max_length=254, description="Optional email of the asker: on an abstention the "
+                                                          "agent's reply is also sent there.")
     stream: bool = Field(False, description="Server-sent events (also chosen by Accept: text/event-stream).")
 
 
@@ -63,12 +67,21 @@ class SourceOut(Source):
     """A cited document: `number` is its [n] in the answer; where the passage sits, and a snippet of it."""
 
 
+class FollowUpOut(Schema):
+    """On an abstention: the asker's way back. `url` is the follow-up page (question, status,
+    the agents' replies); `id` is opaque and random, never the escalation's number."""
+
+    id: str
+    url: str
+
+
 class AskOut(Schema):
     action: Literal["greeting", "answered", "escalated"]
     answer: str
     sources: list[SourceOut]
     trace_id: int | None
     escalation_id: int | None
+    follow_up: FollowUpOut | None
     conversation_id: str
     cache_hit: bool
     conflict: bool
@@ -86,9 +99,11 @@ class FeedbackOut(Schema):
     recorded: bool
 
 
-def result_body(result: AnswerResult, *, conversation_id: str) -> dict[str, Any]:
+def result_body(result: AnswerResult, *, conversation_id: str, tenant_slug: str) -> dict[str, Any]:
     return {"action": result.action, "answer": result.text, "sources": result.sources, "trace_id": result.trace_id,
-            "escalation_id": result.escalation_id, "conversation_id": conversation_id,
+            "escalation_id": result.escalation_id,
+            "follow_up": follow_up_object(tenant_slug=tenant_slug, public_id=result.follow_up_id),
+            "conversation_id": conversation_id,
             "cache_hit": result.cache_hit, "conflict": result.conflict}
 
 
@@ -96,7 +111,7 @@ def _wants_stream(request: HttpRequest, body: AskIn) -> bool:
     return body.stream or "text/event-stream" in request.headers.get("Accept", "")
 
 
-def event_bytes(event: Event, *, conversation_id: str) -> bytes:
+def event_bytes(event: Event, *, conversation_id: str, tenant_slug: str) -> bytes:
     """One pipeline event as this API sends it: JSON under the event's own name."""
     match event:
         case Sources(sources=sources):
@@ -104,16 +119,16 @@ def event_bytes(event: Event, *, conversation_id: str) -> bytes:
         case Delta(text=text):
             data = {"text": text}
         case Done(result=result):
-            data = result_body(result, conversation_id=conversation_id)
+            data = result_body(result, conversation_id=conversation_id, tenant_slug=tenant_slug)
         case _:
             assert_never(event)
     return sse(data, event=event.kind)
 
 
-def _events(events: Iterator[Event], *, conversation_id: str) -> Iterator[bytes]:
+def _events(events: Iterator[Event], *, conversation_id: str, tenant_slug: str) -> Iterator[bytes]:
     try:
         for event in events:
-            yield event_bytes(event, conversation_id=conversation_id)
+            yield event_bytes(event, conversation_id=conversation_id, tenant_slug=tenant_slug)
     except Exception:
         # The status line is gone; the client still needs to know this stream will not finish.
         log.exception("ask stream failed")
@@ -138,16 +153,23 @@ _ASK_200 = {"description": "The answer, as JSON or as server-sent events", "cont
              openapi_extra={"responses": {"200": _ASK_200}})
 def ask(request: HttpRequest, body: AskIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    try:
+        contact = contact_checked(body.contact)
+    except ContactInvalid as exc:
+        raise InvalidRequest(f"contact: {exc}") from exc
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=body.question,
-                    history=[turn.dict() for turn in body.history], conversation_id=body.conversation_id)
+                    history=[turn.dict() for turn in body.history], conversation_id=body.conversation_id,
+                    contact=contact)
+    slug = principal.tenant.slug
     try:
         if not _wants_stream(request, body):
-            return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id))
+            return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id,
+                                           tenant_slug=slug))
         # Retrieval runs here, before the response starts: a rejected question is a 422, not a broken stream.
         events = answer_stream(**arguments)
     except QuestionRejected as exc:
         raise InvalidRequest(str(exc)) from exc
-    return EventStreamResponse(_events(events, conversation_id=body.conversation_id))
+    return EventStreamResponse(_events(events, conversation_id=body.conversation_id, tenant_slug=slug))
 
 
 @router.post("/feedback", response={200: FeedbackOut, 404: ErrorOut, **ERRORS},

@@ -29,3 +29,10 @@ def chat_audiences(*, tenant: Tenant, user: Any) -> list[str]:
         return [PUBLIC]
     slugs = sorted(membership.audiences.filter(tenant=tenant).values_list("slug", flat=True))
     return slugs or [PUBLIC]
+
+
+def member_email(*, tenant: Tenant, user: Any) -> str:
+    """A signed-in member's account email: their escalations carry it without asking."""
+    if user is None or not user.is_authenticated or not user.email:
+        return ""
+    return user.email if Membership.objects.filter(tenant=tenant, user=user).exists() else ""

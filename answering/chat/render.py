@@ -45,13 +45,14 @@ def sources_html(*, sources: Sequence[dict[str, Any]], turn_id: str, final: bool
                                                 "action": action})
 
 
-def done_html(*, tenant_slug: str, tenant_id: int, turn_id: str, result: Any) -> str:
+def done_html(*, tenant_slug: str, tenant_id: int, turn_id: str, result: Any, contact: str = "") -> str:
     """The end of a turn: the final answer with linked markers and the cited sources (both
     out-of-band, replacing the streamed text and the provisional sources), feedback, and on
-    an abstention the escalation notice."""
+    an abstention the follow-up link and, unless a member's email is already on it, the
+    optional email field."""
     sources = list(result.sources)
     return render_to_string(f"{PAGE}#done", {
-        "tenant_slug": tenant_slug, "turn_id": turn_id, "result": result,
+        "tenant_slug": tenant_slug, "turn_id": turn_id, "result": result, "contact": contact,
         "answer": answer_html(text=result.text, sources=sources, turn_id=turn_id),
         "sources_fragment": mark_safe(sources_html(sources=sources, turn_id=turn_id, final=True,
                                                        action=result.action)),

@@ -22,7 +22,7 @@ from tenants.models import Tenant
 logger = logging.getLogger(__name__)
 
 
-def event_bytes(event: Event, *, tenant: Tenant, turn_id: str) -> bytes:
+def event_bytes(event: Event, *, tenant: Tenant, turn_id: str, contact: str = "") -> bytes:
     """One pipeline event as the page reads it: the sources and the end of the turn as HTML, the text escaped."""
     match event:
         case Sources(sources=sources):
@@ -30,20 +30,21 @@ def event_bytes(event: Event, *, tenant: Tenant, turn_id: str) -> bytes:
         case Delta(text=text):
             return sse(str(escape(text)), event=event.kind)
         case Done(result=result):
-            return sse(render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id, turn_id=turn_id, result=result),
-                       event=event.kind)
+            return sse(render.done_html(tenant_slug=tenant.slug, tenant_id=tenant.id, turn_id=turn_id, result=result,
+                                        contact=contact), event=event.kind)
         case _:
             assert_never(event)
 
 
-def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str]) -> Iterator[bytes]:
+def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str], contact: str = "") -> Iterator[bytes]:
     """Every stream ends with exactly one `done`, also on failure: the page closes the
     connection on it, and without it the browser's EventSource would reconnect and ask again.
-    `audiences` come from the signed-in user when the stream starts, never from the pending ask."""
+    `audiences` come from the signed-in user when the stream starts, never from the pending ask;
+    so does `contact`, a member's account email for the escalation (empty for visitors)."""
     try:
         for event in answer_stream(tenant=tenant, audiences=audiences, question=ask.question, history=ask.history,
-                                   conversation_id=ask.conversation_id):
-            yield event_bytes(event, tenant=tenant, turn_id=ask.turn_id)
+                                   conversation_id=ask.conversation_id, contact=contact):
+            yield event_bytes(event, tenant=tenant, turn_id=ask.turn_id, contact=contact)
     except QuestionRejected as exc:
         yield sse(render.failed_html(message=str(exc)), event="done")
     except Exception:

@@ -86,7 +86,8 @@ def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse
         # Expired, answered or made up: still a stream that ends with `done`, or the EventSource would retry forever.
         return EventStreamResponse(failed_events(message=f"This answer was already sent or did not start "
                                                           f"within {PENDING_TTL_SECONDS} seconds; please ask again."))
-    return EventStreamResponse(chat_events(tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant)))
+    return EventStreamResponse(chat_events(tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant),
+                                           contact=access.member_email(tenant=tenant, user=request.user)))
 
 
 @require_POST

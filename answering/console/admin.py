@@ -19,13 +19,24 @@ from django.views.decorators.http import require_POST
 
 from answering.console import escalations, parts, triage
 from answering.console.dashboard_view import dashboard_view
+from answering.console import handoff as console_handoff
 from answering.console.stats import answer_stats
+from answering.handoff.links import followup_path
 from answering.models import Escalation, Trace
 from tenants.admin import TenantScopedAdmin
 from tenants.staff import staff_access
 
 # Triage reads every selected trace's cited documents; the filter looks at this many recent ones.
 TRIAGE_FILTER_LIMIT = 2000
+
+
+class ReplyForm(forms.Form):
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "cols": 80}), max_length=escalations.MAX_NOTE_CHARS,
+                           help_text="Shown on the asker's follow-up page, and emailed when they left an address.")
+    resolve = forms.BooleanField(required=False, label="Resolve with this reply")
+    to_document = forms.BooleanField(required=False, label="Also add the question and the reply to the knowledge "
+                                                           "base as a ticket")
+    audience = forms.ChoiceField(required=False, help_text="Who may read the ticket.")
 
 
 class ResolveForm(forms.Form):
@@ -40,19 +51,23 @@ class ResolveForm(forms.Form):
 @admin.register(Escalation)
 class EscalationAdmin(TenantScopedAdmin):
     audience_field, audience_key = "trace__audiences", "slug"
-    list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "created_at", "knowledge"]
+    list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "age", "overdue",
+                    "knowledge"]
     list_filter = ["status", "reason", "tenant"]
     search_fields = ["question", "conversation_id"]
     list_select_related = ["tenant", "assignee", "knowledge_job"]
+    ordering = ["created_at"]  # the queue is worked oldest first
     fieldsets = [
-        ("Question", {"fields": ["tenant", "conversation_display", "created_at"]}),
+        ("Question", {"fields": ["tenant", "conversation_display", "created_at", "contact_email", "followup_link"]}),
+        ("Thread", {"fields": ["thread_display"]}),
         ("Why it escalated", {"fields": ["reason", "detail", "trace_link", "candidates_display"]}),
-        ("Work", {"fields": ["status", "assignee", "claimed_at", "resolved_at", "resolution_note", "knowledge"]}),
+        ("Work", {"fields": ["status", "assignee", "claimed_at", "first_reply_at", "resolved_at", "resolution_note",
+                             "knowledge"]}),
     ]
-    readonly_fields = ["tenant", "conversation_display", "created_at", "reason", "detail", "trace_link",
-                       "candidates_display", "status", "assignee", "claimed_at", "resolved_at", "resolution_note",
-                       "knowledge"]
-    actions = ["claim", "mark_resolved"]
+    readonly_fields = ["tenant", "conversation_display", "created_at", "contact_email", "followup_link",
+                       "thread_display", "reason", "detail", "trace_link", "candidates_display", "status", "assignee",
+                       "claimed_at", "first_reply_at", "resolved_at", "resolution_note", "knowledge"]
+    actions = ["claim", "mark_resolved", "erase_asker"]
     change_form_template = "admin/answering/escalation/change_form.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -68,6 +83,23 @@ class EscalationAdmin(TenantScopedAdmin):
     @admin.display(description="question and history")
     def conversation_display(self, obj: Escalation) -> str:
         return parts.history_html(question=obj.question, history=obj.history)
+
+    @admin.display(description="age")
+    def age(self, obj: Escalation) -> str:
+        return console_handoff.age_text(since=obj.created_at)
+
+    @admin.display(description="overdue", boolean=True)
+    def overdue(self, obj: Escalation) -> bool:
+        return console_handoff.is_overdue(escalation=obj)
+
+    @admin.display(description="follow-up page")
+    def followup_link(self, obj: Escalation) -> str:
+        url = followup_path(tenant_slug=obj.tenant.slug, public_id=obj.public_id)
+        return format_html('<a href="{}" rel="noreferrer">the asker\'s page</a>', url)
+
+    @admin.display(description="messages")
+    def thread_display(self, obj: Escalation) -> str:
+        return console_handoff.thread_html(escalation=obj)
 
     @admin.display(description="what retrieval found")
     def candidates_display(self, obj: Escalation) -> str:
@@ -98,6 +130,11 @@ class EscalationAdmin(TenantScopedAdmin):
         self._report(request, "resolved", *escalations.escalations_resolve(escalations=list(queryset),
                                                                            user=request.user))
 
+    @admin.action(description="Erase the askers' data (questions, messages, contact) of the selected escalations")
+    def erase_asker(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
+        for line in console_handoff.erase_selected(escalations=list(queryset), access=staff_access(request)):
+            self.message_user(request, line)
+
     def _report(self, request: HttpRequest, verb: str, done: int, refused: list[str]) -> None:
         self.message_user(request, f"{done} escalation(s) {verb}.")
         for reason in refused:
@@ -110,6 +147,7 @@ class EscalationAdmin(TenantScopedAdmin):
             path("<path:object_id>/claim/", wrap(require_POST(self.claim_view)), name="answering_escalation_claim"),
             path("<path:object_id>/resolve/", wrap(require_POST(self.resolve_view)),
                  name="answering_escalation_resolve"),
+            path("<path:object_id>/reply/", wrap(require_POST(self.reply_view)), name="answering_escalation_reply"),
             path("<path:object_id>/to-document/", wrap(require_POST(self.to_document_view)),
                  name="answering_escalation_to_document"),
         ] + super().get_urls()
@@ -153,6 +191,26 @@ class EscalationAdmin(TenantScopedAdmin):
             self.message_user(request, f"Escalation #{obj.pk} resolved.")
             if form.cleaned_data["to_document"]:
                 self._queue_document(request, obj, form.cleaned_data["audience"] or None)
+        except (escalations.EscalationConflict, ValueError) as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        return self._back(obj)
+
+    def reply_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        obj = self._editable(request, object_id)
+        form = ReplyForm(request.POST)
+        form.fields["audience"].choices = self._resolve_form(request, obj).fields["audience"].choices
+        if not form.is_valid():
+            self.message_user(request, "; ".join(e for errs in form.errors.values() for e in errs), messages.ERROR)
+            return self._back(obj)
+        data = form.cleaned_data
+        try:
+            obj = escalations.escalation_reply(escalation=obj, user=request.user, body=data["body"],
+                                               resolve=data["resolve"])
+            sent = " and emailed to the asker" if obj.contact_email else ""
+            self.message_user(request, f"Reply posted on the follow-up page{sent}."
+                                       + (" Escalation resolved." if data["resolve"] else ""))
+            if data["resolve"] and data["to_document"]:
+                self._queue_document(request, obj, data["audience"] or None)
         except (escalations.EscalationConflict, ValueError) as exc:
             self.message_user(request, str(exc), messages.ERROR)
         return self._back(obj)

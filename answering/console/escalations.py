@@ -14,7 +14,9 @@ from typing import Any
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from answering.models import Escalation, Trace
+from answering.handoff import events
+from answering.handoff.followups import message_add
+from answering.models import Escalation, EscalationMessage, Trace
 from corpus.jobs import ingest_job_create
 from corpus.models import IngestJob
 from tenants.models import Audience
@@ -73,9 +75,42 @@ def escalation_resolve(*, escalation: Escalation, user: Any, note: str = "") -> 
             # only says who is on it. The assignee stays whoever claimed it.
             moved = rows.filter(status=Escalation.Status.CLAIMED).update(**written)
         current = _reload(escalation)
+        if moved:
+            events.escalation_resolved(escalation=current)
     if not moved:
         raise EscalationConflict(f"escalation #{current.pk} is already {current.status}")
     return current
+
+
+def agent_replies_text(*, escalation: Escalation) -> str:
+    """The agents' replies in order: what the asker was told, and so the resolution a ticket carries."""
+    with tenant_context(escalation.tenant_id):
+        # Index: answering_escalation_message_thread_idx (tenant_id, escalation_id, created_at).
+        bodies = EscalationMessage.objects.filter(
+            tenant_id=escalation.tenant_id, escalation_id=escalation.pk,
+            author_kind=EscalationMessage.Kind.AGENT).order_by("created_at", "id").values_list("body", flat=True)
+        return "\n\n".join(bodies)
+
+
+def escalation_reply(*, escalation: Escalation, user: Any, body: str, resolve: bool = False) -> Escalation:
+    """An agent's reply: into the thread, onto the asker's follow-up page, and by email when the
+    escalation has a contact (after the commit). With `resolve`, the escalation is resolved in
+    the same step and its resolution note is the agents' replies, nothing the client sent."""
+    body = (body or "").strip()
+    if len(body) > MAX_NOTE_CHARS:
+        raise ValueError(f"the reply is {len(body)} characters; the limit is {MAX_NOTE_CHARS}")
+    if escalation.status == Escalation.Status.RESOLVED and resolve:
+        raise EscalationConflict(f"escalation #{escalation.pk} is already resolved")
+    message_add(escalation=escalation, kind=EscalationMessage.Kind.AGENT, body=body, author_id=user.pk)
+    if escalation.status == Escalation.Status.OPEN and not resolve:
+        try:
+            escalation_claim(escalation=escalation, user=user)  # who answered is who is on it
+        except EscalationConflict:
+            pass
+    if resolve:
+        return escalation_resolve(escalation=escalation, user=user, note=agent_replies_text(escalation=escalation))
+    with tenant_context(escalation.tenant_id):
+        return _reload(escalation)
 
 
 def default_audience(*, escalation: Escalation) -> str:

@@ -49,6 +49,7 @@ class AnswerResult:
     sources: list[dict[str, Any]] = field(default_factory=list)
     trace_id: int | None = None
     escalation_id: int | None = None
+    follow_up_id: str = ""  # an escalation's opaque id: the asker's page is /t/<tenant>/f/<id>/
     generator: str = ""
     rewritten_query: str = ""
     conflict: bool = False
@@ -89,6 +90,7 @@ class Ask(TypedDict, total=False):
     question: Required[str]
     history: Sequence[dict[str, str]] | None
     conversation_id: str
+    contact: str
     chain: ProviderChain | None
     use_default_chain: bool
     rerank: str | None
@@ -153,10 +155,11 @@ class Prepared:
 
 
 def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
-            history: Sequence[dict[str, str]] | None = None, conversation_id: str = "",
+            history: Sequence[dict[str, str]] | None = None, conversation_id: str = "", contact: str = "",
             chain: ProviderChain | None = None, use_default_chain: bool = True,
             rerank: str | None = None) -> Prepared | Finished:
-    """QuestionRejected for a question the pipeline does not take (answering/pipeline/limits.py)."""
+    """QuestionRejected for a question the pipeline does not take (answering/pipeline/limits.py).
+    `contact` (a checked email, or '') goes on the escalation if the question escalates."""
     question = checked_question(question)
     turns = history_turns(history)
     reply = greeting_reply(question)
@@ -168,7 +171,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
     chain = spend.chain_within_cap(tenant=tenant, chain=chain if chain is not None else (
         default_chain() if use_default_chain else None), meter=meter)
     trace = TraceBuilder(tenant=tenant, meter=meter, question=question, turns=turns, audiences=list(audiences),
-                         conversation_id=conversation_id)
+                         conversation_id=conversation_id, contact=contact)
     rewrite = rewrite_query(question, turns, chain)
     trace.rewritten(rewrite)
     scope = reader_scope(tenant=tenant, audiences=list(audiences))
@@ -182,7 +185,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
             return Finished(trace.cached(hit), sources=hit.sources)
     with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
         found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
-                       query_vector=query_vector)
+                       query_vector=query_vector, language=tenant.language)
     trace.lap("retrieve")
     gate = confidence_gate(found.candidates, found.query_coverage)
     trace.searched(found, gate)
@@ -269,6 +272,7 @@ class TraceBuilder:
     turns: list[dict[str, str]]
     audiences: list[str]
     conversation_id: str
+    contact: str = ""
     stage_ms: dict[str, float] = field(default_factory=dict)
     rewrite: Rewrite | None = None
     retrieval: dict[str, Any] = field(default_factory=dict)  # the gate's decision and what retrieval did
@@ -324,10 +328,12 @@ class TraceBuilder:
         fields["stage_ms"] = self.stage_ms
         self.meter.stamp(fields)
         trace, escalation = records.abstain(tenant=self.tenant, reason=reason, detail=detail, question=self.question,
-                                            history=self.turns, candidates=self.retrieved, trace_fields=fields)
+                                            history=self.turns, candidates=self.retrieved, trace_fields=fields,
+                                            contact_email=self.contact)
         return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
-                            escalation_id=escalation.pk, generator=trace.generator, rewritten_query=self.query,
-                            retrieved=self.retrieved, stage_ms=self.stage_ms)
+                            escalation_id=escalation.pk, follow_up_id=escalation.public_id,
+                            generator=trace.generator, rewritten_query=self.query, retrieved=self.retrieved,
+                            stage_ms=self.stage_ms)
 
     def answered(self, draft: Draft, cited: CitedAnswer) -> int:
         citations = [{**s.as_dict(), "claims": [c.__dict__ for c in cited.claims if s.chunk_id in c.cited_chunk_ids]}

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from answering.handoff import events
+from answering.handoff.followups import new_public_id
 from answering.models import Escalation, Trace
 from tenants.models import Tenant
 from tenants.rls import tenant_context
@@ -19,9 +21,11 @@ def trace_create(*, tenant: Tenant, fields: dict[str, Any]) -> Trace:
 
 
 def abstain(*, tenant: Tenant, reason: str, detail: str, question: str, history: Sequence[dict[str, str]],
-            candidates: Sequence[dict[str, Any]], trace_fields: dict[str, Any]) -> tuple[Trace, Escalation]:
+            candidates: Sequence[dict[str, Any]], trace_fields: dict[str, Any],
+            contact_email: str = "") -> tuple[Trace, Escalation]:
     """The one exit for weak retrieval, a declining model and failing providers alike:
-    one escalation row, one trace action, one sentence for the user."""
+    one escalation row with its opaque follow-up id, one trace action, one sentence for the
+    user; agents and the webhook hear of it after the commit (answering/handoff/events.py)."""
     if reason not in Escalation.Reason.values:
         raise ValueError(f"unknown escalation reason {reason!r}")
     with tenant_context(tenant.id):
@@ -30,7 +34,9 @@ def abstain(*, tenant: Tenant, reason: str, detail: str, question: str, history:
         escalation = Escalation.objects.create(
             tenant=tenant, trace=trace, conversation_id=trace.conversation_id, question=question,
             history=list(history), candidates=list(candidates), reason=reason, detail=detail[:2000],
+            public_id=new_public_id(), contact_email=contact_email,
         )
+        events.escalation_created(escalation=escalation)
     return trace, escalation
 
 
@@ -41,8 +47,11 @@ def feedback_record(*, tenant: Tenant, audiences: Sequence[str], trace_id: int, 
         raise ValueError("vote must be 1 (up) or -1 (down)")
     with tenant_context(tenant.id):
         # jsonb <@: every audience the trace was asked with is one the voter holds.
-        return bool(Trace.objects.filter(tenant=tenant, pk=trace_id, audiences__contained_by=list(audiences))
-                    .update(feedback=vote, feedback_comment=comment[:2000]))
+        recorded = bool(Trace.objects.filter(tenant=tenant, pk=trace_id, audiences__contained_by=list(audiences))
+                        .update(feedback=vote, feedback_comment=comment[:2000]))
+        if recorded:
+            events.feedback_created(tenant_id=tenant.id, trace_id=trace_id)
+    return recorded
 
 
 def trace_note(*, tenant: Tenant, trace_id: int, note: dict[str, Any]) -> None:

@@ -266,7 +266,9 @@ def test_abstention_shows_the_escalation_notice_and_no_sources(client: Client, d
     with tenant_context(paylane.id):
         escalation = Escalation.objects.get(trace=trace)
     assert trace.action == "escalated"
-    assert "escalation-notice" in done and f"E-{escalation.pk}" in done
+    assert "escalation-notice" in done and f"/t/paylane/f/{escalation.public_id}/" in done
+    assert f"E-{escalation.pk}" not in done  # the sequential number is never shown to the asker
+    assert 'name="email"' in done  # an anonymous visitor is offered the email field
 
 
 @pytest.mark.django_db

@@ -157,7 +157,9 @@ def test_an_abstention_shows_the_escalation_notice(chat: Any, read_db: Any) -> N
             return Escalation.objects.get(trace_id=trace.pk)
 
     escalation = read_db(query)
-    assert f"E-{escalation.pk}" in notice.inner_text() and escalation.status == "open"
+    link = notice.locator("a.followup-link")
+    assert link.get_attribute("href").endswith(f"/f/{escalation.public_id}/") and escalation.status == "open"
+    assert f"E-{escalation.pk}" not in notice.inner_text()
 
 
 def test_on_a_phone_the_sources_are_a_sheet_that_a_marker_tap_opens(live_url: str, paylane_corpus: Any,

@@ -62,7 +62,51 @@
     if (summary) { summary.focus({ preventScroll: true }); }
   }
 
+  // Follow-ups of this browser (docs/decisions/0044): each abstention's opaque link is kept in
+  // localStorage; on each visit the page asks for its status and shows a badge when a reply
+  // has arrived that this browser has not read (the follow-up page records what was read).
+  var FOLLOWUPS_KEY = "answerdesk.followups." + window.location.pathname.split("/")[2];
+
+  function storedFollowups() {
+    try { return JSON.parse(window.localStorage.getItem(FOLLOWUPS_KEY) || "[]"); } catch (e) { return []; }
+  }
+
+  function rememberFollowups() {
+    var stored = storedFollowups();
+    var known = stored.map(function (f) { return f.id; });
+    document.querySelectorAll("a.followup-link[data-followup-id]").forEach(function (link) {
+      var id = link.getAttribute("data-followup-id");
+      if (known.indexOf(id) !== -1) { return; }
+      stored.push({ id: id, url: link.getAttribute("href"), status: link.getAttribute("data-followup-status"), read: 0 });
+      known.push(id);
+    });
+    try { window.localStorage.setItem(FOLLOWUPS_KEY, JSON.stringify(stored.slice(-20))); } catch (e) { /* full */ }
+  }
+
+  function showBadge(followup, replies) {
+    var badge = document.getElementById("followup-badge");
+    badge.hidden = false;
+    var link = document.createElement("a");
+    link.href = followup.url;
+    link.className = "followup-badge-link";
+    link.textContent = replies === 1 ? "A reply to your question has arrived" : replies + " replies to your question";
+    badge.appendChild(link);
+  }
+
+  function checkFollowups() {
+    storedFollowups().forEach(function (followup) {
+      window.fetch(followup.status, { credentials: "same-origin" }).then(function (response) {
+        return response.ok ? response.json() : null;
+      }).then(function (state) {
+        if (state && state.replies > (followup.read || 0)) { showBadge(followup, state.replies); }
+      }).catch(function () { /* offline: no badge */ });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    checkFollowups();
+    document.body.addEventListener("htmx:oobAfterSwap", rememberFollowups);
+    document.body.addEventListener("htmx:afterSettle", rememberFollowups);
     var form = document.getElementById("ask");
     var question = document.getElementById("question");
     document.getElementById("conversation-id").value = newConversationId();

@@ -51,6 +51,8 @@ SURFACES = ("answering.api", "answering.chat", "answering.console")
 FORBIDDEN = {
     "answering.providers": ("answering.pipeline", *SURFACES),
     "answering.pipeline": SURFACES,
+    # The handoff sits under the pipeline and the surfaces: they call it, it calls neither.
+    "answering.handoff": ("answering.pipeline", *SURFACES),
     **{surface: tuple(other for other in SURFACES if other != surface) for surface in SURFACES},
     # Between apps: the ground floor imports nothing of ours; lower apps never import upper ones.
     "tenants": ("corpus", "retrieval", "answering", "cachelayer", "evaluation"),

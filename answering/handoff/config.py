@@ -1,0 +1,58 @@
+"""A tenant's handoff settings: notification mode, overdue hours, retention days, webhook.
+
+A tenant without a row has the defaults; the admin writes a row through handoff_settings_save.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from answering.handoff.targets import target_check
+from answering.models import HandoffSettings
+from tenants.rls import tenant_context
+
+DEFAULT_OVERDUE_HOURS = 24
+DEFAULT_RETENTION_DAYS = 90
+
+
+@dataclass(frozen=True)
+class HandoffConfig:
+    notify_mode: str = HandoffSettings.NotifyMode.EACH
+    overdue_hours: int = DEFAULT_OVERDUE_HOURS
+    retention_days: int = DEFAULT_RETENTION_DAYS
+    webhook_url: str = ""
+    webhook_secret: str = ""
+
+
+def handoff_config(*, tenant_id: int) -> HandoffConfig:
+    with tenant_context(tenant_id):
+        row = HandoffSettings.objects.filter(tenant_id=tenant_id).first()
+    if row is None:
+        return HandoffConfig()
+    return HandoffConfig(notify_mode=row.notify_mode, overdue_hours=row.overdue_hours,
+                         retention_days=row.retention_days, webhook_url=row.webhook_url,
+                         webhook_secret=row.webhook_secret)
+
+
+def new_webhook_secret() -> str:
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def handoff_settings_save(*, tenant_id: int, notify_mode: str, overdue_hours: int, retention_days: int,
+                          webhook_url: str, webhook_secret: str) -> HandoffConfig:
+    """Validate and store a tenant's settings. A webhook URL must pass the target check now
+    (and again at each delivery); a URL without a secret gets a generated one."""
+    if notify_mode not in HandoffSettings.NotifyMode.values:
+        raise ValueError(f"notify mode must be one of {', '.join(HandoffSettings.NotifyMode.values)}")
+    if overdue_hours < 1 or retention_days < 1:
+        raise ValueError("overdue hours and retention days must be at least 1")
+    webhook_url = webhook_url.strip()
+    if webhook_url:
+        target_check(webhook_url)
+        webhook_secret = webhook_secret.strip() or new_webhook_secret()
+    values = {"notify_mode": notify_mode, "overdue_hours": overdue_hours, "retention_days": retention_days,
+              "webhook_url": webhook_url, "webhook_secret": webhook_secret.strip()}
+    with tenant_context(tenant_id):
+        HandoffSettings.objects.update_or_create(tenant_id=tenant_id, defaults=values)
+    return HandoffConfig(**values)
