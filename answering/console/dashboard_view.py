@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from answering.console import charts, triage
 from answering.console.dashboard import DEFAULT_DAYS, Dashboard, daily_metrics
+from answering.console.reply_times import ReplyTimes, reply_times
 from answering.models import Trace
 from tenants.models import Tenant
 from tenants import staff
@@ -49,6 +50,18 @@ def build_charts(dashboard: Dashboard) -> list[Any]:
     ]
 
 
+def reply_time_charts(rows: list[ReplyTimes]) -> list[Any]:
+    days = [r.day for r in rows]
+    return [
+        charts.line_chart(title="Time to first reply (hours)", days=days, y_format=charts.plain,
+                          series=[charts.Series("p50", [r.reply_p50_hours for r in rows], "#417690"),
+                                  charts.Series("p90", [r.reply_p90_hours for r in rows], "#c2410c")]),
+        charts.line_chart(title="Time to resolve (hours)", days=days, y_format=charts.plain,
+                          series=[charts.Series("p50", [r.resolve_p50_hours for r in rows], "#417690"),
+                                  charts.Series("p90", [r.resolve_p90_hours for r in rows], "#c2410c")]),
+    ]
+
+
 def _triage_counts(access: StaffAccess, since: dt.date) -> dict[str, int]:
     traces = Trace.objects.filter(staff.within_audiences(access, field="audiences", key="slug"),
                                   tenant_id__in=access.tenant_ids(), feedback__isnull=False,
@@ -61,12 +74,14 @@ def dashboard_view(request: HttpRequest, *, admin_site: AdminSite, access: Staff
     days = _days(request)
     tenant_ids = access.tenant_ids()
     dashboard = daily_metrics(tenant_ids=tenant_ids, audiences=access.slugs_by_tenant(), days=days)
+    handling = reply_times(tenant_ids=tenant_ids, audiences=access.slugs_by_tenant(), days=days)
     first = timezone.now().date() - dt.timedelta(days=days - 1)
     counts = _triage_counts(access, first)
     context = {
         **admin_site.each_context(request),
         "title": "Answer dashboard",
-        "charts": build_charts(dashboard),
+        "charts": build_charts(dashboard) + reply_time_charts(handling),
+        "reply_times": [r for r in handling if r.reply_p50_hours is not None or r.resolve_p50_hours is not None],
         "rows": dashboard.days,
         "total": dashboard.total,
         "days": days,
