@@ -3,6 +3,7 @@ read through the typed helpers in config.env (they fail loudly on a malformed va
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -140,8 +141,29 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+
+
+def _json_object(name: str) -> dict[str, object]:
+    raw = env_optional(name)
+    if raw is None:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object")
+    return value
+
+
+# Uploads awaiting ingestion go through the default storage (corpus/jobs.py): a directory
+# (MEDIA_ROOT) by default, which with several app or worker machines must be one they all
+# mount; or an S3-compatible bucket, UPLOAD_STORAGE_BACKEND=storages.backends.s3.S3Storage
+# (package django-storages) with its options in UPLOAD_STORAGE_OPTIONS as JSON
+# (docs/scaling.md, docs/decisions/0049).
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": env_str("UPLOAD_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"),
+                "OPTIONS": _json_object("UPLOAD_STORAGE_OPTIONS")},
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if not DEBUG

@@ -3,15 +3,23 @@
 The job runs the very same `ingest_paths` as the command, through Django's task framework
 API (the django-tasks backport; the database backend by default, with the worker that
 `make run` starts), so a multi-machine deployment swaps the backend by configuration.
+Uploaded files go through the default storage (STORAGES["default"]: a directory every app
+and worker process mounts, or an S3-compatible bucket), never a path on the disk of the
+process that took the upload: the worker that runs the job may be another machine
+(docs/decisions/0049).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
+from django.core.files.storage import storages
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
@@ -58,19 +66,13 @@ def ingest_job_create(
                                        writer_audiences=sorted(set(writer_audiences)),
                                        created_by_id=created_by_id)
         # Job ids start again at 1 in a fresh database; a random suffix keeps an older job's
-        # files (a kept var/media next to a reset database) out of this job's folder.
-        folder = Path(settings.MEDIA_ROOT) / "ingest" / f"{job.pk}-{secrets.token_hex(6)}"
-        names = []
-        for upload in files:
-            name = _safe_name(upload.name or "upload")
-            target = folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("wb") as out:
-                for piece in upload.chunks():
-                    out.write(piece)
-            names.append(name)
-        IngestJob.objects.filter(pk=job.pk).update(upload_dir=str(folder), file_names=names)
-        job.upload_dir, job.file_names = str(folder), names
+        # files (a kept upload store next to a reset database) out of this job's folder.
+        folder = f"ingest/{job.pk}-{secrets.token_hex(6)}"
+        storage = storages["default"]
+        names = [storage.save(f"{folder}/{_safe_name(upload.name or 'upload')}", upload)[len(folder) + 1:]
+                 for upload in files]
+        IngestJob.objects.filter(pk=job.pk).update(upload_dir=folder, file_names=names)
+        job.upload_dir, job.file_names = folder, names
         transaction.on_commit(lambda: _enqueue(job.pk))
     return job
 
@@ -89,8 +91,9 @@ def ingest_job_run(*, job_id: int) -> dict[str, object]:
     job = IngestJob.objects.select_related("tenant").get(pk=job_id)
     IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.RUNNING, started_at=timezone.now())
     try:
-        report = ingest_paths(tenant=job.tenant, paths=[Path(job.upload_dir)], audience=job.audience,
-                              source_type=job.source_type, writer=Writer.holding(job.writer_audiences))
+        with _uploaded_files(job) as folder:
+            report = ingest_paths(tenant=job.tenant, paths=[folder], audience=job.audience,
+                                  source_type=job.source_type, writer=Writer.holding(job.writer_audiences))
     except Exception as exc:  # the job row must say what happened, whatever it was
         IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
                                                    finished_at=timezone.now())
@@ -101,3 +104,27 @@ def ingest_job_run(*, job_id: int) -> dict[str, object]:
                                                error="" if report.ok else f"{len(report.failed)} file(s) failed")
     return data
 
+
+
+@contextmanager
+def _uploaded_files(job: IngestJob) -> Iterator[Path]:
+    """The job's files as a local folder: the storage's own directory when it has one, else a
+    temporary copy. A job queued before uploads went through storage names an absolute path."""
+    if Path(job.upload_dir).is_absolute():
+        yield Path(job.upload_dir)
+        return
+    storage = storages["default"]
+    try:
+        yield Path(storage.path(job.upload_dir))
+        return
+    except NotImplementedError:  # a remote store (S3-compatible): no local path
+        pass
+    with tempfile.TemporaryDirectory(prefix="ingest-") as temporary:
+        # The folder keeps its name: documents' slugs come from paths inside it.
+        folder = Path(temporary) / PurePosixPath(job.upload_dir).name
+        for name in job.file_names:
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with storage.open(f"{job.upload_dir}/{name}", "rb") as source, target.open("wb") as out:
+                shutil.copyfileobj(source, out)
+        yield folder

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from answering.console import escalations
 from answering.models import Escalation
@@ -119,7 +120,7 @@ def test_a_ticket_keeps_the_askers_words_and_the_agents_note_never_client_assist
     escalation = escalation_make(acme.tenant, "How do I get the second payment back?", history=history)
     resolved = escalations.escalation_resolve(escalation=escalation, user=acme.agent, note=NOTE)
     job = escalations.escalation_to_document(escalation=resolved, user=acme.agent)
-    [ticket] = json.loads(next(Path(job.upload_dir).rglob("*.json")).read_text())
+    [ticket] = json.loads(next(Path(settings.MEDIA_ROOT, job.upload_dir).rglob("*.json")).read_text())
     filed = json.dumps(ticket)
     assert "How do I get the second payment back?" in ticket["question"] and ticket["resolution"] == NOTE
     assert "doubled" not in filed and "assistant" not in filed.lower()

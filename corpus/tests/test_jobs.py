@@ -28,7 +28,9 @@ def test_upload_runs_the_ingest_as_a_task(acme: Cast, tmp_path: Path, settings: 
     assert job.status == "succeeded", job.error
     assert job.report["added"] == 2 and job.task_id
     assert sorted(job.file_names) == ["evil.md", "setup.md"]  # uploads arrive as base names
-    assert all(Path(job.upload_dir, n).resolve().is_relative_to(tmp_path) for n in job.file_names)
+    # Stored under a storage name, never an absolute path of the process that took the upload.
+    assert not Path(job.upload_dir).is_absolute()
+    assert all(Path(tmp_path, job.upload_dir, n).resolve().is_relative_to(tmp_path) for n in job.file_names)
     assert ("doc", "setup") in documents(acme.tenant)
 
 
