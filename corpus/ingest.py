@@ -24,6 +24,7 @@ from tqdm import tqdm
 from corpus import sitebuild, store
 from corpus.chunking import ChunkDraft, chunk_sections
 from corpus.embedding import Encoder, get_encoder
+from corpus.language import index_keys_version
 from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
 from corpus.parsers.budget import INTERNAL as INTERNAL_PARSER_ERROR
@@ -182,12 +183,14 @@ def ingest_paths(
 
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
         encoder = encoder or get_encoder()
+        store.refuse_mixed_encoder(tenant=tenant, encoder=encoder.identity)
         target = settings.CHUNK_TARGET_TOKENS
         contextualize = _contextualizer()
         # Everything that changes what gets stored for the same input: a change re-ingests.
         chunker = import_string(settings.CORPUS_CHUNKER)
         chunker_key = "" if settings.CORPUS_CHUNKER == DEFAULT_CHUNKER else f"|{settings.CORPUS_CHUNKER}"
-        config_key = f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}{chunker_key}"
+        config_key = (f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}{chunker_key}"
+                      f"{index_keys_version(tenant.language)}")
         pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report,
                                  chunker, writer)
         # A refused document was not written: it may neither supersede nor be tagged by this run.
@@ -351,7 +354,7 @@ def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder,
                 size += len(pending[start].drafts)
                 start += 1
             texts = [
-                (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs and item.blurbs[i] else draft.content
+                store.embedded_text(item.blurbs[i] if item.blurbs else "", draft.content)
                 for item in group
                 for i, draft in enumerate(item.drafts)
             ]

@@ -42,12 +42,17 @@ _PREFIX_LENGTH = 4
 # tsvector limits: positions above 16383 are clamped and a lexeme keeps at most 256 of them.
 _MAX_POSITION = 16383
 _MAX_POSITIONS_PER_KEY = 255
-# Function words that every chunk holds: they would only dilute BM25 and the gate's coverage.
+# Bumped whenever the keys a word gets change: the ingest fingerprint carries it, so stored
+# chunks are keyed again instead of being skipped as unchanged.
+KEYS_VERSION = "1"
+# Function words and the question's own scaffolding ("kolik", "můžu", "máte"), as words and as
+# lemmas: every chunk or no chunk holds them, and they would only dilute BM25 and the gate's
+# question coverage (PostgreSQL's english configuration drops "how", "can" and "have" alike).
 _CZECH_STOP = frozenset(
-    "a aby ale ani ano asi až bez bude by byl být co či do i já jak jako je jeho jej její jen jenž ji jsem"
-    " jsme jsou jste k kde kdy když ke ko mezi mi mít mně mnou můj my na nad ne nebo než o od on ona"
-    " oni pak po pod podle pro proto před při s se si své svůj ta tak také tam te ten tento to tomu"
-    " tu ty u už v ve vy z za ze že".split()
+    "a aby ale ani ano asi až bez bude by byl být co či do i já jak jaký jako je jeho jej její jen jenž ji"
+    " jsem jsme jsou jste k kde kdo kdy když ke kolik který mezi mi mít mně mnou moci můj muset my na nad"
+    " náš ne nebo než o od on ona oni pak po pod podle pro proč proto před při s se si své svůj ta tak"
+    " také tam te ten tento to tomu tu ty tvůj u už v váš ve vy z za ze že".split()
 )
 
 
@@ -93,14 +98,21 @@ def word_keys(word: str, *, language: str, scheme: str, question: bool) -> list[
             return [WeightedKey(PREFIX + word[:_PREFIX_LENGTH], 1.0)]
         return [WeightedKey(key, 1.0) for key in _prefix_keys(word)]
     lemma, known = _lemma(word, language)
+    if lemma in _CZECH_STOP:
+        return []
     stem = light_stem(word)
     keys = [WeightedKey(lemma, 1.0), WeightedKey(STEM + stem, 1.0),
             WeightedKey(FOLDED_LEMMA + fold(lemma), HALF), WeightedKey(FOLDED_STEM + fold(stem), HALF)]
-    if not question:
-        keys.append(WeightedKey(PREFIX + word[:_PREFIX_LENGTH], HALF))
-    elif not known and len(word) >= _PREFIX_LENGTH:
-        keys.append(WeightedKey(PREFIX + word[:_PREFIX_LENGTH], HALF))
+    # Folded, so a question typed without diacritics still reaches it.
+    if not question or (not known and len(word) >= _PREFIX_LENGTH):
+        keys.append(WeightedKey(PREFIX + fold(word[:_PREFIX_LENGTH]), HALF))
     return keys
+
+
+def index_keys_version(language: str) -> str:
+    """What the ingest fingerprint adds for this language: nothing where PostgreSQL indexes."""
+    scheme = scheme_for(language)
+    return "" if scheme == "simple" else f"|keys:{language}-{scheme}-{KEYS_VERSION}"
 
 
 def words(text: str) -> list[str | None]:
@@ -131,7 +143,7 @@ def question_keys(text: str, *, language: str) -> list[list[WeightedKey]]:
     for word in words(text):
         if word is not None and word not in seen:
             seen[word] = word_keys(word, language=language, scheme=scheme, question=True)
-    return list(seen.values())
+    return [group for group in seen.values() if group]
 
 
 def _quote(key: str) -> str:

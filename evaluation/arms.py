@@ -59,6 +59,13 @@ ARMS: dict[str, Arm] = {
     "contextual_llm": Arm(index_name="ctx-llm",
                           index_settings={"CORPUS_CONTEXTUALIZER": "answering.pipeline.contextualize.contextualize"},
                           needs_provider=True, note="model-written blurb per chunk"),
+    # A language keyed in Python (docs/decisions/0050): the same documents indexed and asked with
+    # `simple` tokens (no keys), or with the four-letter prefix keys that lemma + stem replaced.
+    # Both change what is indexed, so each has its shadow; on an English tenant both equal hybrid.
+    "keys_simple": Arm({"LANGUAGE_KEYS": "simple"}, index_name="keys-simple",
+                       index_settings={"LANGUAGE_KEYS": "simple"}, note="no lemma, stem or prefix keys"),
+    "keys_prefix": Arm({"LANGUAGE_KEYS": "prefix"}, index_name="keys-prefix",
+                       index_settings={"LANGUAGE_KEYS": "prefix"}, note="four-letter prefix keys only"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

@@ -42,5 +42,6 @@ def multi_query_retrieve(*, tenant: Tenant, audience: str, question: str, histor
     chain = chain.metered(TenantMeter(tenant=tenant), stage="multi_query")  # the evaluated tenant pays (0037)
     rewrite = rewrite_query(question, list(history), chain)
     result = multi_query_search(scope=reader_scope(tenant=tenant, audiences=[audience]), query=rewrite.query,
-                                ts_config=tenant.text_search_config, rephrase=llm_rephraser(chain))
+                                ts_config=tenant.text_search_config, rephrase=llm_rephraser(chain),
+                                language=tenant.language)
     return [c.as_trace() for c in result.candidates]

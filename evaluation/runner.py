@@ -53,7 +53,7 @@ def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, Chun
     asker = Tenant.objects.get(slug=case.tenant) if case.tenant else tenant
     audiences = [case.audience or golden.audience]
     result = search(scope=reader_scope(tenant=asker, audiences=audiences), query=case.question,
-                    ts_config=asker.text_search_config, k=10)
+                    ts_config=asker.text_search_config, k=10, language=asker.language)
     forbidden = {(l.source, l.document_slug) for l in case.expected}
     leaked = [f"{c.source_type}:{c.slug}" for c in result.candidates
               if asker.pk == tenant.pk and (c.source_type, c.slug) in forbidden]

@@ -78,8 +78,8 @@ def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any]
     if missing:
         raise ValueError(f"cannot rebuild {shadow.slug}: the live tenant's sources are gone: {', '.join(missing[:3])}")
     say(f"building shadow index {shadow.slug} from {len(paths)} input(s) with {dict(index_settings)}")
-    Tenant.objects.filter(pk=shadow.pk).update(text_search_config=tenant.text_search_config)
-    shadow.text_search_config = tenant.text_search_config
+    Tenant.objects.filter(pk=shadow.pk).update(text_search_config=tenant.text_search_config, language=tenant.language)
+    shadow.text_search_config, shadow.language = tenant.text_search_config, tenant.language
     with override_settings(**index_settings):
         report = ingest_paths(tenant=shadow, paths=paths, manifest=manifest, prune=True, progress=progress, say=say)
     if report.failed:

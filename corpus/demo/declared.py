@@ -19,6 +19,9 @@ from corpus.parsers import ParsedDocument
 
 DEMO_DIR = Path(__file__).resolve().parent
 TENANTS = {"paylane": "PayLane (payments API)", "helpwise": "Helpwise (helpdesk SaaS)"}
+# Demo tenants in a language PostgreSQL cannot stem (docs/decisions/0050): name, language and
+# text-search configuration. Smaller than the English two: a Czech help centre of ~20 pages.
+LANGUAGE_TENANTS = {"tlapka": ("Tlapka (e-shop pro mazlíčky)", "cs", "simple")}
 
 Locator = dict[str, str]  # a golden-set locator: source, slug (doc) or id (entry), heading
 DocumentKey = tuple[str, str]  # (source type, slug or entry id), as the ingest stores it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from corpus.demo.declared import TENANTS, source_paths, tenant_folder
+from corpus.demo.declared import LANGUAGE_TENANTS, TENANTS, source_paths, tenant_folder
 from corpus.ingest import IngestReport, ingest_paths
 from corpus.manifest import MANIFEST_NAME
 from tenants import actions
@@ -14,11 +14,16 @@ from tenants.models import Tenant
 def demo_load(*, force: bool = False, progress: bool = False,
               say: Callable[[str], None] = lambda m: None) -> list[IngestReport]:
     reports = []
-    for slug, name in TENANTS.items():
+    languages = {slug: ("en", "english") for slug in TENANTS} | {
+        slug: (language, config) for slug, (_, language, config) in LANGUAGE_TENANTS.items()}
+    names = TENANTS | {slug: name for slug, (name, _, _) in LANGUAGE_TENANTS.items()}
+    for slug, name in names.items():
         if Tenant.objects.filter(slug=slug).exists() and not force:
             say(f"demo tenant {slug} exists; skipping (use --force to re-ingest)")
             continue
-        tenant, _ = actions.tenant_get_or_create(slug=slug, name=name)
+        language, config = languages[slug]
+        tenant = Tenant.objects.filter(slug=slug).first() or actions.tenant_create(
+            slug=slug, name=name, text_search_config=config, language=language)
         folder = tenant_folder(slug)
         reports.append(ingest_paths(tenant=tenant, paths=source_paths(folder), manifest=folder / MANIFEST_NAME,
                                     progress=progress, say=say))

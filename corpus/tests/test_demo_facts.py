@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corpus.demo.declared import DEMO_DIR, TENANTS, fact_problems, read_declared, read_documents, tenant_folder
+from corpus.demo.declared import (
+    DEMO_DIR, LANGUAGE_TENANTS, TENANTS, fact_problems, read_declared, read_documents, tenant_folder,
+)
 from corpus.manifest import load_manifest
 from evaluation.derive import golden_problems
 from evaluation.golden import load_golden
@@ -159,3 +161,19 @@ def test_no_sentence_is_padding_repeated_across_the_demo() -> None:
                         places[sentence.strip()].add(f"{tenant}:{':'.join(key)}#{section.heading_path[-1]}")
     repeated = {sentence: sorted(where) for sentence, where in places.items() if len(where) > 1}
     assert repeated == {}, f"{len(repeated)} repeated sentences, e.g. {next(iter(repeated.items()), None)}"
+
+
+@pytest.mark.parametrize("tenant", LANGUAGE_TENANTS)
+def test_a_language_demo_tenant_stands_on_its_facts(tenant: str) -> None:
+    """The Czech help centre (docs/decisions/0050): about twenty pages, public and internal, every
+    fact in place, at least 30 golden cases on them, and abstentions the corpus cannot answer."""
+    documents = read_documents(tenant_folder(tenant))
+    audiences = [d.audience or "public" for d in documents.values()]
+    assert len(documents) >= 20 and audiences.count("internal") >= 3
+    assert fact_problems(tenant) == []
+    golden = load_golden(GOLDEN_DIR / f"demo-{tenant}.yaml")
+    assert golden.tenant == tenant and len(golden.cases) >= 30 and golden_problems(golden) == []
+    assert {case.type for case in golden.cases} >= {"normal", "must_abstain", "audience_probe"}
+    corpus = _corpus_text(tenant)
+    for item in read_declared(tenant).must_abstain:
+        assert item.absent and [t for t in item.absent if t.lower() in corpus] == [], item.question

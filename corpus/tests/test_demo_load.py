@@ -13,7 +13,9 @@ from tenants.models import Tenant
 
 @pytest.mark.django_db
 def test_demo_corpus_loads_with_its_planted_cases(demo_corpus: list[Any]) -> None:
-    assert len(demo_corpus) == 2 and all(r.ok for r in demo_corpus), [r.failed for r in demo_corpus]
+    # paylane and helpwise in English, tlapka in Czech (docs/decisions/0050).
+    assert len(demo_corpus) == 3 and all(r.ok for r in demo_corpus), [r.failed for r in demo_corpus]
+    assert (Tenant.objects.get(slug="tlapka").language, Tenant.objects.get(slug="paylane").language) == ("cs", "en")
     assert all(not r.warnings for r in demo_corpus), [r.warnings for r in demo_corpus]
     paylane = Tenant.objects.get(slug="paylane")
     docs = documents(paylane)

@@ -29,7 +29,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         result = search(scope=scope, query=options["query"], ts_config=tenant.text_search_config,
-                        k=options["k"], mode=options["mode"], rerank=options["rerank"])
+                        k=options["k"], mode=options["mode"], rerank=options["rerank"], language=tenant.language)
         if not result.candidates:
             self.stdout.write("No chunk came back: nothing relevant in this corpus.")
         for position, c in enumerate(result.candidates, start=1):
