@@ -85,7 +85,8 @@ class ChunkQuery:
     local_settings: Mapping[str, str] = field(default_factory=dict)
     # A set-returning function over the chunk row (`unnest(c.tsv) AS u`), joined laterally.
     lateral: sql.Composable | None = None
-    # GROUP BY after the weld; the scope appends the chunk id so its own columns stay valid.
+    # GROUP BY after the weld; the scope groups by the chunk's primary key (tenant_id, id) too,
+    # so its own columns stay valid.
     group_by: sql.Composable | None = None
     # Join the chunk's document as `d` (title, slug, source type, dates) in the same statement.
     with_document: bool = False
@@ -148,7 +149,7 @@ class TenantScope:
         if query.where is not None:
             parts.append(sql.SQL(" AND ({})").format(query.where))
         if query.group_by is not None:
-            parts.append(sql.SQL(" GROUP BY c.id, {}").format(query.group_by))
+            parts.append(sql.SQL(" GROUP BY c.tenant_id, c.id, {}").format(query.group_by))
         if query.order_by is not None:
             parts.append(sql.SQL(" ORDER BY {}").format(query.order_by))
         if query.limit is not None:
