@@ -11,6 +11,7 @@ from django.test import Client
 from answering.console import escalations
 from answering.handoff import followups
 from answering.models import Escalation, EscalationMessage
+from answering.tests.chat_helpers import ask_and_stream, done_of
 from answering.tests.console_data import escalation_make
 from tenants.rls import tenant_context
 
@@ -87,3 +88,28 @@ def test_a_ticket_from_a_reply_holds_the_question_and_the_reply_only(acme: Any, 
     assert entry["resolution"] == "Refunds take 5 days." and "doubled" not in str(entry)
     with pytest.raises(escalations.EscalationConflict):
         escalations.escalation_reply(escalation=resolved, user=acme.agent, body="again", resolve=True)
+
+
+def test_a_signed_in_members_email_goes_on_the_escalation_without_asking(acme: Any) -> None:
+    acme.agent.email = "agent.asker@acme.test"
+    acme.agent.save()
+    member, visitor = Client(), Client()
+    member.force_login(acme.agent)
+    done = done_of(ask_and_stream(member, "acme", "Where is my Quibble parcel?"))
+    with tenant_context(acme.tenant.id):
+        escalation = Escalation.objects.order_by("-pk").first()
+    assert escalation.contact_email == "agent.asker@acme.test"
+    assert 'name="email"' not in done and "agent.asker@acme.test" in done
+    anonymous = done_of(ask_and_stream(visitor, "acme", "Where is my other Quibble parcel?"))
+    with tenant_context(acme.tenant.id):
+        assert Escalation.objects.order_by("-pk").first().contact_email == ""
+    assert 'name="email"' in anonymous
+
+
+def test_the_api_validates_the_contact(acme: Any) -> None:
+    from tenants import actions
+
+    key = actions.api_key_create(tenant=acme.tenant, name="t", audience_slugs=["public"]).raw_key
+    response = Client().post("/api/v1/ask", data={"question": "Where is my parcel?", "contact": "nope"},
+                             content_type="application/json", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 422 and "contact" in response.json()["error"]["message"]

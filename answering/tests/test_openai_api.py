@@ -56,6 +56,17 @@ def trace(trace_id: int, django_db_blocker: Any) -> Any:
             return Trace.objects.get(pk=trace_id)
 
 
+def escalation_of(trace_id: int, django_db_blocker: Any) -> Any:
+    from answering.models import Escalation
+    from tenants.models import Tenant
+    from tenants.rls import tenant_context
+
+    with django_db_blocker.unblock():
+        tenant = Tenant.objects.get(slug="paylane")
+        with tenant_context(tenant.id):
+            return Escalation.objects.get(trace_id=trace_id)
+
+
 def test_plain_call_returns_a_cited_answer_with_sources_twice(live_url: str, keys: LiveKeys) -> None:
     response = client(live_url, keys.paylane).chat.completions.create(
         model="answerdesk", messages=[{"role": "user", "content": QUESTION}])
@@ -117,12 +128,22 @@ def test_a_client_system_message_is_recorded_but_does_not_steer(live_url: str, k
     assert "PWNED" in details["client_system"] and details["temperature"] == 1.5 and details["max_tokens"] == 50
 
 
-def test_an_abstention_is_the_abstention_text_with_the_escalation(live_url: str, keys: LiveKeys) -> None:
+def test_an_abstention_is_the_abstention_text_with_the_escalation(live_url: str, keys: LiveKeys,
+                                                                   django_db_blocker: Any) -> None:
     response = client(live_url, keys.paylane).chat.completions.create(
-        model="answerdesk", messages=[{"role": "user", "content": "What is the capital of Mongolia?"}])
+        model="answerdesk", messages=[{"role": "user", "content": "What is the capital of Mongolia?"}],
+        extra_body={"answerdesk": {"contact": "mo@example.com"}})
     assert response.choices[0].message.content == settings.ANSWER_ABSTAIN_TEXT
     extension = response.model_extra["answerdesk"]
     assert extension["action"] == "escalated" and extension["escalation_id"] and extension["sources"] == []
+    follow_up = extension["follow_up"]
+    assert follow_up["url"].endswith(f"/t/paylane/f/{follow_up['id']}/")
+    escalation = escalation_of(extension["trace_id"], django_db_blocker)
+    assert escalation.public_id == follow_up["id"] and escalation.contact_email == "mo@example.com"
+    with pytest.raises(openai.BadRequestError):  # OpenAI's shape: an invalid body is a 400
+        client(live_url, keys.paylane).chat.completions.create(
+            model="answerdesk", messages=[{"role": "user", "content": "What is the capital of Mongolia?"}],
+            extra_body={"answerdesk": {"contact": "not-an-address"}})
 
 
 def test_another_tenants_key_gets_none_of_paylanes_answers(live_url: str, keys: LiveKeys) -> None:
