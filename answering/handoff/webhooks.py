@@ -84,6 +84,17 @@ def backoff_seconds(attempt_number: int) -> int:
     return settings.WEBHOOK_BACKOFF_SECONDS * 2 ** (attempt_number - 1)
 
 
+def _host_header(url: str) -> str:
+    return httpx.URL(url).netloc.decode("ascii")
+
+
+def pinned_target(url: str, addresses: list[str]) -> tuple[str, dict[str, Any]]:
+    """`url` with its host replaced by the first checked address; TLS still verifies the name (SNI)."""
+    parsed = httpx.URL(url)
+    extensions: dict[str, Any] = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
+    return str(parsed.copy_with(host=addresses[0].split("%")[0])), extensions
+
+
 def _post(url: str, *, secret: str, delivery: WebhookDelivery) -> tuple[int | None, str]:
     body = json.dumps({"id": delivery.pk, **delivery.payload}, ensure_ascii=False, separators=(",", ":")).encode()
     timestamp = int(time.time())
@@ -92,9 +103,12 @@ def _post(url: str, *, secret: str, delivery: WebhookDelivery) -> tuple[int | No
                "X-Answerdesk-Timestamp": str(timestamp),
                "X-Answerdesk-Signature": sign(secret=secret, timestamp=timestamp, body=body)}
     try:
-        target_check(url)  # again now: the name may point elsewhere than when it was saved
+        # Checked again now (the name may point elsewhere than when it was saved), and the
+        # request goes to the address checked, so a second lookup cannot swap it (rebinding).
+        pinned, extensions = pinned_target(url, target_check(url))
         with httpx.Client(timeout=settings.WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False) as client:
-            response = client.post(url, content=body, headers=headers)
+            response = client.post(pinned, content=body, headers={**headers, "Host": _host_header(url)},
+                                   extensions=extensions)
     except UnsafeTarget as exc:
         return None, f"refused: {exc}"
     except httpx.HTTPError as exc:

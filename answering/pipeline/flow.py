@@ -187,7 +187,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
         found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
                        query_vector=query_vector, language=tenant.language)
     trace.lap("retrieve")
-    gate = confidence_gate(found.candidates, found.query_coverage)
+    gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names)
     trace.searched(found, gate)
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))

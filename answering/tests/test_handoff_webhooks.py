@@ -153,3 +153,9 @@ def test_without_a_webhook_nothing_is_recorded_and_the_answer_path_does_not_wait
     assert callbacks  # the work happens after the commit, never inside the answer's transaction
     with tenant_context(acme.tenant.id):
         assert not WebhookDelivery.objects.filter(escalation_id=escalation.pk).exists()
+
+
+def test_a_delivery_goes_to_the_checked_address_with_the_name_kept_for_tls() -> None:
+    url, extensions = webhooks.pinned_target("https://hooks.example.com:8443/in?x=1", ["93.184.216.34"])
+    assert url == "https://93.184.216.34:8443/in?x=1" and extensions == {"sni_hostname": "hooks.example.com"}
+    assert webhooks.pinned_target("http://h.example/x", ["2001:db8::1"])[0] == "http://[2001:db8::1]/x"
