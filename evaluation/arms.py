@@ -50,7 +50,9 @@ ARMS: dict[str, Arm] = {
     # bench/gate_fit.py can replay any gate on the real pipeline's outcomes. The vector margin
     # stays: it also decides which chunks count as evidence for the coverage the row records.
     "hybrid_gate_off": Arm({"ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0, "ANSWER_GATE_RERANK_MIN": 0.0,
-                            "ANSWER_GATE_FUSION_MIN": 0.0}),
+                            "ANSWER_GATE_FUSION_MIN": 0.0, "ANSWER_GATE_UNKNOWN_NAMES": False}),
+    # The gate without its unknown-name rule (docs/decisions/0051).
+    "hybrid_names_off": Arm({"ANSWER_GATE_UNKNOWN_NAMES": False}),
     "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
                           note="fixed windows of the same token budget, headings ignored"),
     "contextual_title": Arm(index_name="ctx-title",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 _KEEP = {"\n", "\t"}
@@ -17,3 +18,24 @@ def clean_query(text: str) -> str:
             continue
         out.append(" " if category == "Cc" and ch not in _KEEP else ch)
     return "".join(out)
+
+
+_WORD = re.compile(r"[^\W\d_][\w.+#-]*[\w+#]|[^\W\d_]")
+_SENTENCE_END = (".", "?", "!", ":", ";")
+
+
+def written_names(text: str) -> list[str]:
+    """Words written as names: capitalised inside a sentence (`Flask`), or with a capital after
+    the first letter (`GraphQL`, `iPhone`). A word the corpus lacks is a typo to correct when
+    written in lower case, and a name the corpus does not know when written like this
+    (docs/decisions/0051): correcting `Flask` to `flash` answered a question about another
+    framework from this one's documentation."""
+    names = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        before = text[: match.start()].rstrip()
+        sentence_start = not before or before.endswith(_SENTENCE_END)
+        inner_capital = any(ch.isupper() for ch in word[1:])
+        if inner_capital or (word[0].isupper() and not sentence_start):
+            names.append(word)
+    return names

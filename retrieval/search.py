@@ -23,8 +23,8 @@ from corpus.embedding import get_encoder
 from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
-    Bm25Stats, QueryTerms, bm25_stats, keyword_leg, only_terms_sql, query_terms, select_keys, vector_leg,
-    vector_text,
+    Bm25Stats, QueryTerms, bm25_stats, keyword_leg, name_lexemes, only_terms_sql, query_terms, select_keys,
+    vector_leg, vector_text,
 )
 from retrieval.rerankers import get_reranker
 from retrieval.typos import Correction, correct_terms
@@ -104,6 +104,9 @@ class SearchResult:
     # reads the margin between them when no reranker scored the candidates.
     chance: float = 0.0
     best_similarity: float = 0.0
+    # Words written as names (`Flask`, `GraphQL`) that no visible chunk contains, as lexemes:
+    # the question is about something this corpus does not know (docs/decisions/0051).
+    unknown_names: tuple[str, ...] = ()
 
     @property
     def vector_margin(self) -> float:
@@ -118,7 +121,7 @@ class SearchResult:
             "dropped": [c.as_trace() for c in self.dropped],
             "timings_ms": self.timings_ms, "reranked": self.reranked, "rerank_reason": self.rerank_reason,
             "query_coverage": round(self.query_coverage, 4), "chance": round(self.chance, 4),
-            "vector_margin": round(self.vector_margin, 4),
+            "vector_margin": round(self.vector_margin, 4), "unknown_names": list(self.unknown_names),
         }
 
 
@@ -176,7 +179,7 @@ def search(
     # for the keyword side; "embed" is then only the part of encoding that was not hidden.
     pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
-        terms, stats, corrections = _query_terms(scope, query, ts_config, correct_typos, language)
+        terms, stats, corrections, unknown_names = _query_terms(scope, query, ts_config, correct_typos, language)
     legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
                                    query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG,
                                    ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
@@ -189,7 +192,8 @@ def search(
         passed, dropped = weigh_evidence(candidates, chance=chance, stats=stats)
     result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=passed,
                           dropped=dropped, query_vector=query_vector, chance=chance,
-                          best_similarity=max((c.vector_similarity for c in candidates), default=-1.0))
+                          best_similarity=max((c.vector_similarity for c in candidates), default=-1.0),
+                          unknown_names=unknown_names)
     with timer.stage("rerank"):
         _maybe_rerank(result, rerank or settings.RETRIEVAL_RERANK_MODE, reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
@@ -201,22 +205,25 @@ def search(
 
 
 def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: bool | None,
-                 language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction]]:
+                 language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction], tuple[str, ...]]:
+    """The terms, their statistics, typo corrections, and the unknown names."""
     terms = query_terms(query, ts_config=ts_config, language=language)
     stats = bm25_stats(scope, terms.all)
     keyed = bool(terms.groups)
     if keyed:  # Python-computed keys (corpus/language.py): keep each word's keys that occur
         terms = select_keys(terms, stats.df)
     corrections: list[Correction] = []
+    unknown = [t for t in terms.lexemes if not stats.df.get(t)]
+    names = name_lexemes(query, ts_config=ts_config) if unknown and not keyed else frozenset()
     if settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos:
-        lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df)
+        lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df, names=names)
         if corrections:
             weights = {t: terms.weights.get(t, 1.0) for t in lexemes} if keyed else {}
             terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups, weights=weights)
             stats = bm25_stats(scope, terms.all, terms.weights)
     if keyed and not corrections:
         stats = bm25_stats(scope, terms.all, terms.weights)
-    return terms, stats, corrections
+    return terms, stats, corrections, tuple(t for t in unknown if t in names)
 
 
 def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,

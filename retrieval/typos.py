@@ -24,11 +24,15 @@ class Correction:
     similarity: float
 
 
-def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int]) -> tuple[tuple[str, ...], list[Correction]]:
+def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int], *,
+                  names: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], list[Correction]]:
+    """`names`: lexemes of words written as names (retrieval.querytext.written_names), which are
+    never corrected: a name the corpus lacks stays a term it lacks, for the gate to see."""
     corrected: list[str] = []
     corrections: list[Correction] = []
     for term in lexemes:
-        if df.get(term, 0) > 0 or len(term) < _MIN_LENGTH or any(ch.isdigit() for ch in term):
+        if (df.get(term, 0) > 0 or len(term) < _MIN_LENGTH or any(ch.isdigit() for ch in term)
+                or term in names):
             corrected.append(term)
             continue
         candidates = scope.similar_terms(term, limit=1, threshold=settings.RETRIEVAL_TYPO_SIMILARITY_MIN)

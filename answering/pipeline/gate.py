@@ -31,11 +31,17 @@ class GateDecision:
 
 
 def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None,
-                    vector_margin: float | None = None) -> GateDecision:
+                    vector_margin: float | None = None, unknown_names: tuple[str, ...] = ()) -> GateDecision:
     """`vector_margin` is the search's (SearchResult.vector_margin); without it, the best margin
-    among `candidates` stands in (lower when the best cosine was reranked out of them)."""
+    among `candidates` stands in (lower when the best cosine was reranked out of them).
+    `unknown_names`: SearchResult.unknown_names."""
     if not candidates:
         return GateDecision(False, None, None, None, "no candidate came back")
+    if unknown_names and settings.ANSWER_GATE_UNKNOWN_NAMES:
+        # A product or project the documentation never mentions ("a Flask blueprint" asked of
+        # Django's docs): its neighbours answer another question (docs/decisions/0051).
+        return GateDecision(False, None, "unknown_name", None,
+                            f"the question names {', '.join(unknown_names)}, which no visible document mentions")
     minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
     if query_coverage is not None and query_coverage < minimum:
         # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked

@@ -68,3 +68,22 @@ def test_forced_fail_without_the_vector_floor_a_stranger_is_answered(retrieval_w
         assert not _gate_on(retrieval_world, "What is the capital of Mongolia?", "off")
         with override_settings(RETRIEVAL_MIN_VECTOR_MARGIN=-1.0):
             assert _gate_on(retrieval_world, "What is the capital of Mongolia?", "off")
+
+
+def test_a_question_naming_something_the_corpus_never_mentions_is_gated() -> None:
+    """docs/decisions/0051; the control is the same candidates without the unknown name."""
+    named = confidence_gate([candidate(0.03, rerank=0.9)], query_coverage=0.9, unknown_names=("flask",))
+    assert not named.passed and named.score_kind == "unknown_name" and "flask" in named.reason
+    assert confidence_gate([candidate(0.03, rerank=0.9)], query_coverage=0.9).passed
+    with override_settings(ANSWER_GATE_UNKNOWN_NAMES=False):
+        assert confidence_gate([candidate(0.03, rerank=0.9)], query_coverage=0.9, unknown_names=("flask",)).passed
+
+
+@pytest.mark.django_db
+def test_a_framework_the_docs_never_mention_escalates_end_to_end(retrieval_world: RetrievalWorld) -> None:
+    scope = TenantScope(tenant_id=retrieval_world.acme.tenant.id, audience_ids=(retrieval_world.acme.public_id,))
+    result = search(scope=scope, query="How do I retry a webhook from my Flask app?", ts_config="english")
+    assert result.unknown_names == ("flask",)
+    assert not confidence_gate(result.candidates, result.query_coverage, unknown_names=result.unknown_names).passed
+    control = search(scope=scope, query="How do I retry a webhook from my app?", ts_config="english")
+    assert confidence_gate(control.candidates, control.query_coverage, unknown_names=control.unknown_names).passed

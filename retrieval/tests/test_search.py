@@ -5,6 +5,7 @@ from django.core.management import call_command
 from django.conf import settings
 from django.test import override_settings
 
+from retrieval.querytext import written_names
 from retrieval.search import search
 from retrieval.tests.conftest import RetrievalWorld
 from tenants.scope import TenantScope
@@ -41,6 +42,26 @@ def test_typo_is_corrected_from_visible_vocabulary(retrieval_world: RetrievalWor
     result = search(scope=public(retrieval_world), query="webhok retries", ts_config="english", k=3)
     assert [(c.original, c.corrected) for c in result.corrections] == [("webhok", "webhook")]
     assert result.candidates[0].slug == "guides/webhooks"
+
+
+@pytest.mark.django_db
+def test_a_word_written_as_a_name_is_not_corrected(retrieval_world: RetrievalWorld) -> None:
+    """`Webhok` written as a name is something the corpus does not know, not a typo of
+    `webhook`: it stays an unmatched term for the gate (docs/decisions/0051). Its control is
+    the test above, the same word in lower case."""
+    result = search(scope=public(retrieval_world), query="How do Webhok retries work?", ts_config="english", k=3)
+    assert result.corrections == [] and "webhok" in result.terms.lexemes
+    assert result.unknown_names == ("webhok",) and result.as_trace()["unknown_names"] == ["webhok"]
+    lower = search(scope=public(retrieval_world), query="how do webhok retries work?", ts_config="english", k=3)
+    assert lower.unknown_names == () and lower.corrections  # the control: a typo, corrected
+    known = search(scope=public(retrieval_world), query="How do Webhook retries work?", ts_config="english", k=3)
+    assert known.unknown_names == ()  # a name the corpus does contain
+
+
+def test_written_names() -> None:
+    assert written_names("How do I register a Flask blueprint?") == ["I", "Flask"]
+    assert written_names("Expose models through GraphQL. Deploy on iPhone") == ["GraphQL", "iPhone"]
+    assert written_names("Flask is nice. Webhok? autovaccum settings") == []
 
 
 @pytest.mark.django_db
