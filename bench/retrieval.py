@@ -32,6 +32,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -53,6 +54,8 @@ def main() -> int:
     parser.add_argument("--tenant", help="measure this tenant of the product's database instead")
     parser.add_argument("--golden", help="with --tenant: the golden set whose questions are asked")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--growth", help="comma-separated table sizes (100000,300000,1000000): grow one table "
+                        "to each and measure there; writes bench/results/retrieval-growth.json")
     args = parser.parse_args()
     if args.tenant:
         return real_tenant(args.tenant, args.golden, args.rounds)
@@ -168,6 +171,8 @@ def main() -> int:
             total += len(exact)
         return round(hits / total, 4)
 
+    if args.growth:
+        return growth([int(n) for n in args.growth.split(",")], build, latency, args.queries)
     results: dict[str, object] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "queries": args.queries,
@@ -195,6 +200,45 @@ def main() -> int:
     out = ROOT / "bench" / "results" / "retrieval.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
+    return 0
+
+
+def growth(targets: list[int], build: Any, latency: Any, queries: int) -> int:
+    """Grow one chunk table through `targets` total rows; at each size, search() p50/p95 on the
+    ten tenants just added (their largest owns 26% of that step), with the table's and the HNSW
+    index's size and the load average, since other work shares the two cores."""
+    from django.db import connections
+    from psycopg import sql
+
+    from tenants.scope import CHUNK_TABLE
+
+    def sizes() -> dict[str, int]:
+        # Row-level security hides every row from a count; ANALYZE's row count reads no row.
+        with connections["owner"].cursor() as cursor:
+            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CHUNK_TABLE)).as_string(None))
+            cursor.execute("SELECT reltuples::bigint, pg_table_size(oid), pg_total_relation_size(oid),"
+                           " pg_relation_size(%(index)s::regclass) FROM pg_class WHERE oid = %(table)s::regclass",
+                           {"table": CHUNK_TABLE, "index": f"{CHUNK_TABLE}_embedding_hnsw"})
+            rows, table, total, hnsw = cursor.fetchone()
+        return {"chunks": max(0, rows), "table_bytes": table, "hnsw_bytes": hnsw, "total_bytes": total}
+
+    results: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "queries_per_step": queries, "steps": [],
+    }
+    out = ROOT / "bench" / "results" / "retrieval-growth.json"
+    for target in targets:
+        present = sizes()["chunks"]
+        started = time.perf_counter()
+        tenants = build(max(0, target - present), f"growth{target // 1000}k")
+        built = time.perf_counter() - started
+        step = {"target": target, **sizes(), "build_seconds": round(built, 1),
+                "load_average_before": list(os.getloadavg()), "latency": latency(tenants),
+                "load_average_after": list(os.getloadavg())}
+        step["hnsw_bytes_per_100k_chunks"] = round(step["hnsw_bytes"] * 100_000 / max(1, step["chunks"]))
+        results["steps"].append(step)
+        out.write_text(json.dumps(results, indent=2) + "\n")
+        print(json.dumps(step, indent=1), flush=True)
     return 0
 
 
