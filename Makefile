@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval
+.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,13 @@ $(STAMP): requirements.txt
 	touch $@
 
 install: $(STAMP)
+
+# The ONNX encoder exports (corpus/encoders/, docs/decisions/0047): made once from the bundled
+# weights into var/encoders/ and checked against PyTorch; the configured backend's and the
+# int8 one the tests compare.
+encoders: install
+	$(PY) manage.py export_encoder --backend configured
+	$(PY) manage.py export_encoder --backend onnx-int8
 
 db: install
 	$(PY) -m config.embedded_db start
@@ -29,7 +36,7 @@ demo: migrate
 	$(PY) manage.py ensure_demo_admin
 	$(PY) manage.py load_demo
 
-run: demo
+run: encoders demo
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	@echo ""
 	@echo "  Answerdesk is starting on http://$(HOST):$(PORT)/"
@@ -46,7 +53,7 @@ run: demo
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m uvicorn config.asgi:application --lifespan off --host $(HOST) --port $(PORT)
 
-test: install browser-install
+test: install browser-install encoders
 	@# The real documentation-site tests read Debian's PostgreSQL manual; without it they skip.
 	-@$(MAKE) --no-print-directory pgdocs-install
 	$(PY) -m pytest

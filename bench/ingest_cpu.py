@@ -135,7 +135,7 @@ def main() -> int:
                 meter.seconds["encode_main_thread"] += time.thread_time() - c0
                 meter.seconds["encode_wall"] += time.perf_counter() - w0
 
-    encoder = MeteredEncoder(model=base.model, name=base.name, dimension=base.dimension)
+    encoder = MeteredEncoder(backend=base.backend, name=base.name, dimension=base.dimension)
     original_write_group = ingest_module._write_group
 
     def metered_write_group(tenant, group, vectors):  # type: ignore[no-untyped-def]

@@ -76,3 +76,10 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env_str(name, default=default).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"Environment variable {name}={value!r} is not one of {', '.join(choices)}.")
+    return value

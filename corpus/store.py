@@ -31,6 +31,28 @@ from tenants.writer import ChunkColumns, ChunkWriter
 INGEST_LOCK_NAMESPACE = 0x1A6E57
 
 
+def embedded_text(blurb: str, content: str) -> str:
+    """The text a chunk's vector encodes: its context blurb, when it has one, before it."""
+    return f"{blurb}\n\n{content}" if blurb else content
+
+
+class EncoderMismatch(ValueError):
+    """A tenant's vectors come from another encoder than the one this process writes with."""
+
+
+def refuse_mixed_encoder(*, tenant: Tenant, encoder: str) -> None:
+    """Refuse to add `encoder`'s vectors to a tenant that holds another encoder's: vectors of two
+    runtimes of the same model agree to about 0.99, and a mixture ranks by neither."""
+    writer = ChunkWriter(tenant_id=tenant.id)
+    with writer.rls_context() as cursor:
+        other = writer.other_encoder(cursor, encoder)
+    if other is not None:
+        raise EncoderMismatch(
+            f"tenant {tenant.slug} holds vectors of encoder {other}; this process encodes with {encoder} "
+            f"(EMBEDDING_BACKEND). Re-encode the tenant first: manage.py reembed --tenant {tenant.slug}"
+        )
+
+
 @dataclass(frozen=True)
 class StoredState:
     document_id: int

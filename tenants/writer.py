@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from django.conf import settings
 from psycopg import sql
 
 from tenants.rls import rls_transaction
@@ -119,6 +120,46 @@ class ChunkWriter:
         with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
             binary.execute(_INSERT_COLUMNS, params)
 
+    def other_encoder(self, cursor: Any, encoder: str) -> str | None:
+        """An encoder other than `encoder` that wrote some of this tenant's vectors, or None."""
+        # corpus_chunk_tenant_encoder_idx (tenant_id, encoder): stops at the first such row.
+        cursor.execute(sql.SQL("SELECT encoder FROM {} WHERE tenant_id = %(t)s AND encoder <> %(e)s LIMIT 1")
+                       .format(sql.Identifier(CHUNK_TABLE)).as_string(None), {"t": self.tenant_id, "e": encoder})
+        row = cursor.fetchone()
+        return str(row[0]) if row else None
+
+    def count_stale(self, cursor: Any, encoder: str) -> int:
+        """How many of this tenant's chunks hold a vector of another encoder than `encoder`."""
+        # corpus_chunk_tenant_encoder_idx (tenant_id, encoder).
+        cursor.execute(sql.SQL("SELECT count(*) FROM {} WHERE tenant_id = %(t)s AND encoder <> %(e)s")
+                       .format(sql.Identifier(CHUNK_TABLE)).as_string(None), {"t": self.tenant_id, "e": encoder})
+        return int(cursor.fetchone()[0])
+
+    def stale_window(self, cursor: Any, encoder: str, limit: int) -> list[tuple[int, str, str]]:
+        """Up to `limit` chunks whose vector another encoder wrote: (id, context blurb, content),
+        locked until the caller's transaction ends."""
+        # corpus_chunk_tenant_encoder_idx finds the stale rows; by id so two windows never overlap.
+        cursor.execute(sql.SQL("SELECT id, tenant_id, context_blurb, content FROM {} WHERE tenant_id = %(t)s"
+                               " AND encoder <> %(e)s ORDER BY id LIMIT %(n)s FOR UPDATE")
+                       .format(sql.Identifier(CHUNK_TABLE)).as_string(None),
+                       {"t": self.tenant_id, "e": encoder, "n": limit})
+        rows = cursor.fetchall()
+        self._ids([(r[0], r[1]) for r in rows])
+        return [(int(r[0]), str(r[2]), str(r[3])) for r in rows]
+
+    def set_embeddings(self, cursor: Any, chunk_ids: Sequence[int], vectors: np.ndarray, encoder: str) -> None:
+        """Replace these chunks' vectors with `encoder`'s (the text and its statistics stay)."""
+        raw = cursor.cursor.connection if hasattr(cursor, "cursor") else cursor.connection
+        _ensure_vector_type(raw)
+        with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
+            # corpus_chunk_pkey (tenant_id, id) finds each row.
+            binary.execute(sql.SQL("UPDATE {} c SET embedding = r.embedding, encoder = %(e)s"
+                                   " FROM unnest(%(ids)s::bigint[], %(v)b::vector[]) AS r(id, embedding)"
+                                   " WHERE c.tenant_id = %(t)s AND c.id = r.id")
+                           .format(sql.Identifier(CHUNK_TABLE)),
+                           {"t": self.tenant_id, "e": encoder, "ids": list(chunk_ids),
+                            "v": list(np.asarray(vectors, dtype=np.float32))})
+
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
         """Delete the chunks of these documents and return their ids (for cache invalidation)."""
         self._adjust_statistics(cursor, document_ids, -1)
@@ -203,14 +244,22 @@ class ChunkWriter:
         return sorted(chunk_id for chunk_id, _ in rows)
 
 
+def configured_encoder() -> str:
+    """The encoder whose vectors this process writes: the one corpus.embedding loads from the
+    same settings (its `encoder_identity`); every row records it, so a tenant's vectors never
+    silently come from two encoders (docs/decisions/0047)."""
+    return f"{settings.EMBEDDING_MODEL_NAME}:{settings.EMBEDDING_BACKEND}"
+
+
 # What ChunkWriter.insert_columns sends; its docstring says why it has this shape.
 _INSERT_COLUMNS = sql.SQL(
     "WITH new AS ("
     " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
-    " token_count, embedding, ts_config, contested, context_blurb, exact_terms, language_keys)"
+    " token_count, embedding, ts_config, contested, context_blurb, exact_terms, language_keys, encoder)"
     " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
     " r.token_count, r.embedding, r.ts_config::regconfig, r.contested, r.context_blurb,"
-    " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}'), r.language_keys::tsvector"
+    " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}'), r.language_keys::tsvector,"
+    " %(encoder)s"
     " FROM unnest(%(document_id)s::bigint[], %(audience_id)s::bigint[], %(ordinal)s::integer[],"
     " %(heading_path)s::text[], %(content)s::text[], %(page)s::integer[], %(token_count)s::integer[],"
     " %(embedding)b::vector[], %(ts_config)s::text[], %(contested)s::boolean[], %(context_blurb)s::text[],"
@@ -257,6 +306,7 @@ def _column_params(*, tenant_id: int, columns: ChunkColumns, count: int) -> dict
         "term_n": [len(terms) for terms in columns.exact_terms],
         "terms": flat_terms,
         "language_keys": list(columns.language_keys) or [None] * count,
+        "encoder": configured_encoder(),
     }
 
 

@@ -31,10 +31,8 @@ class LateInteractionReranker:
     def score(self, query: str, texts: Sequence[str]) -> list[RerankScore]:
         if not texts:
             return []
-        model = get_encoder().model
-        encoded = model.encode([query, *texts], output_value="token_embeddings", convert_to_numpy=False,
-                               show_progress_bar=False)
-        matrices = [_token_matrix(t.cpu().numpy() if hasattr(t, "cpu") else t) for t in encoded]
+        # The query and every candidate in one encoder call, on the configured (fast) backend.
+        matrices = [_token_matrix(t) for t in get_encoder().token_embeddings([query, *texts])]
         query_tokens = matrices[0][1:-1] if len(matrices[0]) > 2 else matrices[0]  # drop [CLS]/[SEP]
         scores = []
         for doc in matrices[1:]:

@@ -1,0 +1,44 @@
+"""Encoder runtimes behind corpus.embedding: one module per backend, chosen by EMBEDDING_BACKEND.
+
+`torch` runs the bundled sentence-transformers model as it is; `onnx` and `onnx-int8` run an
+ONNX export of the same weights (export.py makes and checks it). Every backend returns
+unit-length mean-pooled vectors and per-token embeddings; nothing outside corpus.embedding
+imports this package. It imports nothing of the project but settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+class Backend(Protocol):
+    name: str
+    max_seq_length: int
+    hf_tokenizer: Any  # the transformers tokenizer; corpus.embedding copies its Rust core to count
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray: ...
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+
+
+def load_backend(name: str, model_path: Path) -> Backend:
+    if name == "torch":
+        from corpus.encoders.torch_backend import TorchBackend
+
+        return TorchBackend(model_path)
+    if name in ("onnx", "onnx-int8"):
+        from corpus.encoders.export import ensure_export
+        from corpus.encoders.onnx_backend import OnnxBackend
+
+        directory = ensure_export(backend=name, model_path=model_path)
+        return OnnxBackend(directory, name=name)
+    raise ValueError(f"unknown embedding backend {name!r}; known: {', '.join(BACKENDS)}")

@@ -1,0 +1,65 @@
+"""Re-encode a tenant's vectors in place when the encoder changes (EMBEDDING_BACKEND).
+
+One window of chunks per transaction: each window's rows get the new vectors and the new
+encoder's name together, so a killed run leaves every row either old or new, never a vector
+without its name, and the next run picks up exactly the rows still named for another encoder.
+The text, its keyword statistics and the chunk ids do not change, so nothing else (cache,
+citations, traces) has to follow. Runs under the tenant's ingest lock: an ingest waits, and
+once it runs the tenant holds one encoder again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from corpus import store
+from corpus.embedding import Encoder, get_encoder
+from tenants.models import Tenant
+from tenants.writer import ChunkWriter
+
+
+@dataclass
+class ReembedReport:
+    tenant: str
+    encoder: str
+    chunks: int = 0
+    windows: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        rate = self.chunks / self.seconds if self.seconds else 0.0
+        return (f"{self.tenant}: {self.chunks} chunk vectors re-encoded with {self.encoder} in {self.windows} "
+                f"windows, {self.seconds:.1f} s ({rate:.1f} chunks/s)")
+
+
+def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None = None, progress: bool = False,
+                   after_window: Callable[[int], None] = lambda done: None) -> ReembedReport:
+    """Give every chunk of `tenant` a vector of this process's encoder; rows it already wrote stay."""
+    encoder = encoder or get_encoder()
+    report = ReembedReport(tenant=tenant.slug, encoder=encoder.identity)
+    started = time.perf_counter()
+    writer = ChunkWriter(tenant_id=tenant.id)
+    with store.tenant_ingest_lock(tenant=tenant):
+        with writer.rls_context() as cursor:
+            total = writer.count_stale(cursor, encoder.identity)
+        bar = tqdm(total=total, unit="chunk", desc=f"re-encoding {tenant.slug}", disable=not progress)
+        try:
+            while True:
+                with writer.rls_context() as cursor:
+                    rows = writer.stale_window(cursor, encoder.identity, window)
+                    if not rows:
+                        break
+                    vectors = encoder.encode([store.embedded_text(blurb, content) for _, blurb, content in rows])
+                    writer.set_embeddings(cursor, [chunk_id for chunk_id, _, _ in rows], vectors, encoder.identity)
+                report.chunks += len(rows)
+                report.windows += 1
+                bar.update(len(rows))
+                after_window(report.chunks)
+        finally:
+            bar.close()
+    report.seconds = time.perf_counter() - started
+    return report

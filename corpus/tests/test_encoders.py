@@ -1,0 +1,105 @@
+"""The ONNX encoder backends: the export is checked against PyTorch before use, and a wrong
+model (another dimension, a shuffled tokenizer, vectors that disagree) is refused by name."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from corpus.embedding import Encoder, get_encoder, model_path
+from corpus.encoders.export import SAMPLE, ExportRefused, check_export, ensure_export
+from corpus.encoders.onnx_backend import OnnxBackend
+
+BACKEND = "onnx-int8"
+
+
+@pytest.fixture(scope="session")
+def exported() -> Path:
+    """The real export (made by `make test`'s export step, or here on first use)."""
+    return ensure_export(backend=BACKEND, model_path=model_path())
+
+
+@pytest.fixture
+def planted(exported: Path, tmp_path: Path) -> Path:
+    """A copy of the good export that a test may spoil."""
+    target = tmp_path / "export"
+    shutil.copytree(exported, target)
+    return target
+
+
+def plant_model(directory: Path, *, width: int, seed: int = 7) -> None:
+    """A real ONNX model with the export's inputs whose token states are a random table's rows."""
+    vocab = json.loads((directory / "tokenizer.json").read_text())["model"]["vocab"]
+    table = np.random.default_rng(seed).standard_normal((len(vocab), width)).astype(np.float32)
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", width])
+    graph = helper.make_graph([helper.make_node("Gather", ["table", "input_ids"], ["last_hidden_state"])],
+                              "planted", inputs, [output], initializer=[numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(directory / "model.onnx"))
+
+
+def test_the_export_passes_its_check_and_agrees_with_torch(exported: Path) -> None:
+    kept = json.loads((exported / "check.json").read_text())
+    assert kept["dimension"] == 384 and kept["samples"] == len(json.loads(SAMPLE.read_text()))
+    assert kept["min_cosine"] >= 0.99
+    texts = ["How do I create a partial index?", "VACUUM reclaims storage occupied by dead tuples."]
+    fast = OnnxBackend(exported, name=BACKEND)
+    cosines = (fast.embed(texts, batch_size=2) * get_encoder().encode(texts)).sum(axis=1)
+    assert cosines.min() >= 0.99
+    tokens = fast.token_embeddings(texts)
+    assert [t.shape for t in tokens] == [(len(fast.hf_tokenizer(t)["input_ids"]), 384) for t in texts]
+
+
+def test_a_planted_model_of_another_dimension_is_refused(planted: Path) -> None:
+    plant_model(planted, width=256)
+    with pytest.raises(ExportRefused, match="gives 256-d vectors; the model gives 384-d"):
+        check_export(backend=BACKEND, directory=planted, model_path=model_path())
+
+
+def test_a_shuffled_tokenizer_is_refused(planted: Path) -> None:
+    spec = json.loads((planted / "tokenizer.json").read_text())
+    vocab = spec["model"]["vocab"]
+    words = [w for w in vocab if not w.startswith("[")]
+    ids = [vocab[w] for w in words]
+    random.Random(3).shuffle(ids)
+    vocab.update(zip(words, ids))
+    (planted / "tokenizer.json").write_text(json.dumps(spec))
+    with pytest.raises(ExportRefused, match="does not tokenise like the model"):
+        check_export(backend=BACKEND, directory=planted, model_path=model_path())
+
+
+def test_vectors_that_disagree_with_torch_are_refused(planted: Path) -> None:
+    plant_model(planted, width=384)
+    with pytest.raises(ExportRefused, match=r"disagrees with the model: cosine -?\d\.\d+ on its worst sample"):
+        check_export(backend=BACKEND, directory=planted, model_path=model_path())
+
+
+def test_a_file_changed_after_its_check_is_checked_again_and_refused(planted: Path, settings: object,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept check names the files' digests: a model swapped in later is not trusted on it."""
+    import corpus.encoders.export as export
+
+    monkeypatch.setattr(export, "export_directory", lambda **_: planted)
+    assert ensure_export(backend=BACKEND, model_path=model_path()) == planted  # the copy's check holds
+    plant_model(planted, width=256)
+    with pytest.raises(ExportRefused, match="256-d"):
+        ensure_export(backend=BACKEND, model_path=model_path())
+
+
+def test_the_encoder_identity_names_model_and_backend(exported: Path) -> None:
+    fast = Encoder(backend=OnnxBackend(exported, name=BACKEND), name="all-MiniLM-L6-v2", dimension=384)
+    assert fast.identity == "all-MiniLM-L6-v2:onnx-int8"
+    assert get_encoder().identity.startswith("all-MiniLM-L6-v2:")
+    # The counter is the model's tokenizer whatever runs the model: chunk sizes do not move.
+    text = json.loads(SAMPLE.read_text())[0]
+    assert fast.count_tokens(text) == get_encoder().count_tokens(text)
