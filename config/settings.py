@@ -197,17 +197,17 @@ EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2
 EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
 EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32, minimum=1)
+# Which runtime computes the vectors (docs/decisions/0047): PyTorch, or an ONNX export of the same
+# weights (fp32, or int8 linear layers) made on first use into EMBEDDING_EXPORT_DIR and checked
+# against PyTorch before it is used.
+EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", default="torch", choices=("torch", "onnx", "onnx-int8"))
+EMBEDDING_EXPORT_DIR = Path(env_optional("EMBEDDING_EXPORT_DIR") or BASE_DIR / "var" / "encoders")
 
 # --- Ingest ----------------------------------------------------------------------------------
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
 INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
 # Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
-# Which runtime computes the vectors (docs/decisions/0047): PyTorch, or an ONNX export of the same
-# weights (fp32, or int8 linear layers) made on first use into EMBEDDING_EXPORT_DIR and checked
-# against PyTorch before it is used.
-EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", default="torch", choices=("torch", "onnx", "onnx-int8"))
-EMBEDDING_EXPORT_DIR = Path(env_optional("EMBEDDING_EXPORT_DIR") or BASE_DIR / "var" / "encoders")
 # 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)
 INGEST_PARSE_SECONDS_PER_MB = env_float("INGEST_PARSE_SECONDS_PER_MB", default=1.0)
