@@ -25,7 +25,7 @@ from answering.api.openai_messages import (
     usage,
 )
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
-from answering.handoff.followups import ContactInvalid, contact_checked
+from answering.handoff.followups import ContactInvalid, contact_given
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from tenants.apierrors import InvalidRequest
@@ -61,13 +61,15 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
-class AnswerdeskIn(Schema):
-    """Answerdesk's own request field (OpenAI clients send it with `extra_body`)."""
+class AnswerdeskIn(BaseModel):
+    """Answerdesk's own request field (OpenAI clients send it with `extra_body`). A pydantic
+    model, like StreamOptions: a ninja Schema would read a list as a valid object."""
 
     model_config = STRICT
 
-    contact: str = Field("", max_length=254, description="Optional email of the asker: on an abstention the "
-                                                          "agent's reply is also sent there.")
+    contact: str | None = Field(None, max_length=254, json_schema_extra={"format": "email"},
+                         description="Optional email of the asker: on an abstention the agent's reply is also sent "
+                                     "there.")
 
 
 class ChatIn(Schema):
@@ -101,7 +103,7 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     uses_chain = model_uses_chain(body.model)
     conversation = conversation_from(body.messages, user=body.user)
     try:
-        contact = contact_checked(body.answerdesk.contact if body.answerdesk else "")
+        contact = contact_given(body.answerdesk.contact if body.answerdesk else None)
     except ContactInvalid as exc:
         raise InvalidRequest(f"answerdesk.contact: {exc}") from exc
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=conversation.question,

@@ -12,7 +12,7 @@ from typing import Any, Literal, assert_never
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
-from answering.handoff.followups import ContactInvalid, contact_checked
+from answering.handoff.followups import ContactInvalid, contact_given
 from answering.handoff.links import follow_up_object
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import (MAX_CONVERSATION_ID_CHARS, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS,
@@ -57,8 +57,9 @@ class AskIn(Schema):
     history: list[Turn] = Field(default_factory=list, max_length=MAX_HISTORY_TURNS,
                                 description="Earlier turns, oldest first; the server keeps no session.")
     conversation_id: str = Field("", max_length=MAX_CONVERSATION_ID_CHARS)
-    contact: str = Field("", max_length=254, description="Optional email of the asker: on an abstention the "
-                                                          "agent's reply is also sent there.")
+    contact: str | None = Field(None, max_length=254, json_schema_extra={"format": "email"},
+                         description="Optional email of the asker: on an abstention the agent's reply is also sent "
+                                     "there.")
     stream: bool = Field(False, description="Server-sent events (also chosen by Accept: text/event-stream).")
 
 
@@ -154,7 +155,7 @@ _ASK_200 = {"description": "The answer, as JSON or as server-sent events", "cont
 def ask(request: HttpRequest, body: AskIn) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     try:
-        contact = contact_checked(body.contact)
+        contact = contact_given(body.contact)
     except ContactInvalid as exc:
         raise InvalidRequest(f"contact: {exc}") from exc
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=body.question,

@@ -50,6 +50,15 @@ def contact_checked(email: str) -> str:
     return email
 
 
+def contact_given(email: str | None) -> str:
+    """An API's optional contact: absent is none, but a contact given must be an address."""
+    if email is None:
+        return ""
+    if not email.strip():
+        raise ContactInvalid("an empty contact; leave the field out for none")
+    return contact_checked(email)
+
+
 @dataclass(frozen=True)
 class ThreadMessage:
     kind: str  # asker | agent

@@ -138,7 +138,7 @@ def test_agent_claims_and_resolves_only_their_tenants_escalation(world: World, l
 
 def test_dashboard_renders_charts_for_the_agents_tenant(world: World, live_url: str, page: Any) -> None:
     login(page, live_url, world.agent, "/admin/answering/trace/dashboard/")
-    expect(page.locator("svg.ad-chart")).to_have_count(5)
+    expect(page.locator("svg.ad-chart")).to_have_count(7)  # five answer charts, two reply-time charts
     assert page.locator("#total-queries").inner_text() != "0"
     assert "brw-southwind" not in page.content()
     if os.environ.get("SAVE_SCREENSHOTS") == "1":
