@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.management import call_command
 from django.conf import settings
@@ -147,6 +149,7 @@ def test_search_command_explains(retrieval_world: RetrievalWorld, capsys: pytest
     call_command("search", "webhok retries", tenant="ret-acme", explain=True)
     out = capsys.readouterr().out
     assert "guides/webhooks" in out and "typo: webhok → webhook" in out and "timings ms:" in out
+    assert re.search(r"rerank: .* \([\d.]+ ms; question and candidates in one call to encoder all-MiniLM-L6-v2:", out)
 
 
 @pytest.mark.django_db

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from corpus.embedding import get_encoder
 from retrieval.search import MODES, search
 from tenants.cli import add_reader_arguments, reader_from
 from tenants.readers import reader_scope
@@ -48,5 +49,7 @@ class Command(BaseCommand):
                                   f"coverage {c.keyword_coverage:.2f}")
             self.stdout.write(f"chance cosine in this scope {result.chance:.3f}; best cosine above it "
                               f"{result.vector_margin:.3f}; question coverage {result.query_coverage:.2f}")
-            self.stdout.write(f"rerank: {result.rerank_reason}")
+            rerank_ms = result.timings_ms.get("rerank", 0.0)
+            self.stdout.write(f"rerank: {result.rerank_reason} ({rerank_ms} ms; question and candidates in one "
+                              f"call to encoder {get_encoder().identity})")
             self.stdout.write("timings ms: " + ", ".join(f"{k} {v}" for k, v in result.timings_ms.items()))
