@@ -112,13 +112,20 @@ def chromium() -> Iterator[Any]:
             shutil.rmtree(profile, ignore_errors=True)
 
 
-@pytest.fixture
-def page(chromium: Any) -> Iterator[Any]:
-    """A fresh browser context (own cookies) and page per test, desktop size."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 860})
+@contextmanager
+def browser_page(chromium: Any, **context_options: Any) -> Iterator[Any]:
+    """A fresh browser context (own cookies) and page, desktop size; options such as `locale`."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 860}, **context_options)
     page = context.new_page()
     page.set_default_timeout(20_000)
     try:
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    """A fresh browser context (own cookies) and page per test, desktop size."""
+    with browser_page(chromium) as page:
+        yield page

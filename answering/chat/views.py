@@ -8,12 +8,14 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
 from answering.pipeline.records import feedback_record
 from answering.sse import EventStreamResponse
 from answering.chat import access, render as fragments
+from answering.chat.language import in_active_language, in_chat_language
 from answering.chat.questions import AskInvalid, ask_input_parse
 from answering.chat.stream import chat_events, failed_events
 from answering.chat.pending import (PENDING_TTL_SECONDS, PendingAsk, PendingForeign, PendingUnknown,
@@ -37,6 +39,7 @@ def _notice(request: HttpRequest, message: str, status: int) -> HttpResponse:
 
 
 @require_GET
+@in_chat_language
 def chat_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     audiences = access.chat_audiences(tenant=tenant, user=request.user)
@@ -45,13 +48,14 @@ def chat_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 
 
 @require_POST
+@in_chat_language
 def chat_ask(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     decision = rate_limit(bucket=f"chat-addr:{client_address(request)}",
                           limit=settings.CHAT_RATE_LIMIT_PER_ADDRESS, window_seconds=RATE_WINDOW_SECONDS)
     if not decision.allowed:
-        response = _notice(request, f"You are asking faster than we can answer. Please wait "
-                                    f"{decision.retry_after} seconds and ask again.", 429)
+        response = _notice(request, gettext("You are asking faster than we can answer. Please wait %(seconds)s "
+                                            "seconds and ask again.") % {"seconds": decision.retry_after}, 429)
         response["Retry-After"] = str(decision.retry_after)
         return response
     try:
@@ -74,6 +78,7 @@ def stream_audiences(request: HttpRequest, tenant: Tenant) -> list[str]:
 
 
 @require_GET
+@in_chat_language
 def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     try:
@@ -84,13 +89,16 @@ def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse
         raise Http404("No such page.") from exc
     except PendingUnknown:
         # Expired, answered or made up: still a stream that ends with `done`, or the EventSource would retry forever.
-        return EventStreamResponse(failed_events(message=f"This answer was already sent or did not start "
-                                                          f"within {PENDING_TTL_SECONDS} seconds; please ask again."))
-    return EventStreamResponse(chat_events(tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant),
-                                           contact=access.member_email(tenant=tenant, user=request.user)))
+        return EventStreamResponse(failed_events(message=gettext(
+            "This answer was already sent or did not start within %(seconds)s seconds; please ask again.")
+            % {"seconds": PENDING_TTL_SECONDS}))
+    return EventStreamResponse(in_active_language(chat_events(
+        tenant=tenant, ask=ask, audiences=stream_audiences(request, tenant),
+        contact=access.member_email(tenant=tenant, user=request.user))))
 
 
 @require_POST
+@in_chat_language
 def chat_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     try:

@@ -22,6 +22,7 @@ from typing import Any, Literal, NamedTuple, Required, TypedDict, Unpack
 
 import numpy as np
 from django.conf import settings
+from django.utils.translation import gettext
 
 from answering.pipeline import records
 from answering.pipeline.citations import CitedAnswer, check_claims_by_similarity, context_sources, finalize
@@ -330,7 +331,8 @@ class TraceBuilder:
         trace, escalation = records.abstain(tenant=self.tenant, reason=reason, detail=detail, question=self.question,
                                             history=self.turns, candidates=self.retrieved, trace_fields=fields,
                                             contact_email=self.contact)
-        return AnswerResult(text=settings.ANSWER_ABSTAIN_TEXT, action="escalated", trace_id=trace.pk,
+        # The configured text, in the asker's language when the catalogue has it (the default does).
+        return AnswerResult(text=gettext(settings.ANSWER_ABSTAIN_TEXT), action="escalated", trace_id=trace.pk,
                             escalation_id=escalation.pk, follow_up_id=escalation.public_id,
                             generator=trace.generator, rewritten_query=self.query, retrieved=self.retrieved,
                             stage_ms=self.stage_ms)

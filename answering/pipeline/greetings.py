@@ -11,23 +11,29 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_FILLER = r"(?:\s+(?:there|all|everyone|team|folks|again|so much|a lot|very much|bot|answerdesk))*"
+from django.utils.translation import gettext_lazy
+
+_FILLER = (r"(?:\s+(?:there|all|everyone|team|folks|again|so much|a lot|very much|bot|answerdesk"
+           r"|moc|vám|ti|všem|pěkně|mnohokrát))*")
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("greeting", re.compile(r"^(?:hi|hello|hey|hiya|howdy|good (?:morning|afternoon|evening)|greetings)"
-                            + _FILLER + r"$")),
+    ("greeting", re.compile(r"^(?:hi|hello|hey|hiya|howdy|good (?:morning|afternoon|evening)|greetings"
+                            r"|ahoj|čau|dobrý den|dobré ráno|dobrý večer|zdravím)" + _FILLER + r"$")),
     ("thanks", re.compile(r"^(?:thanks|thank you|thx|ty|cheers|many thanks|much appreciated|great,? thanks"
-                          r"|ok(?:ay)?,? thanks|perfect,? thanks)" + _FILLER + r"$")),
-    ("goodbye", re.compile(r"^(?:bye|goodbye|good bye|see you|see ya|have a (?:good|nice) (?:day|one))"
-                           + _FILLER + r"$")),
+                          r"|ok(?:ay)?,? thanks|perfect,? thanks|děkuji|děkuju|díky|dík)" + _FILLER + r"$")),
+    ("goodbye", re.compile(r"^(?:bye|goodbye|good bye|see you|see ya|have a (?:good|nice) (?:day|one)"
+                           r"|na shledanou|nashledanou|mějte se|hezký den)" + _FILLER + r"$")),
     ("identity", re.compile(r"^(?:(?:who|what) are you(?: exactly)?|what can you do|are you (?:a )?(?:bot|human|real person)"
-                            r"|who am i (?:talking|speaking) to)$")),
+                            r"|who am i (?:talking|speaking) to|kdo jsi|kdo jste|co umíš|co umíte"
+                            r"|jsi robot|jste robot)$")),
 ]
+# In the language active for the asker (the chat page's, answering/chat/language.py).
 REPLIES = {
-    "greeting": "Hello! Ask me anything about our product and I'll answer from the documentation.",
-    "thanks": "You're welcome! Anything else I can help with?",
-    "goodbye": "Goodbye, and thanks for stopping by.",
-    "identity": ("I'm the support assistant. I answer from this company's documentation, changelog and resolved "
-                 "tickets, and cite my sources; when I don't know, a person from the team follows up."),
+    "greeting": gettext_lazy("Hello! Ask me anything about our product and I'll answer from the documentation."),
+    "thanks": gettext_lazy("You're welcome! Anything else I can help with?"),
+    "goodbye": gettext_lazy("Goodbye, and thanks for stopping by."),
+    "identity": gettext_lazy("I'm the support assistant. I answer from this company's documentation, changelog and "
+                             "resolved tickets, and cite my sources; when I don't know, a person from the team "
+                             "follows up."),
 }
 _MAX_LENGTH = 60
 
@@ -52,4 +58,4 @@ def match_greeting(text: str) -> str | None:
 
 def greeting_reply(text: str) -> str | None:
     kind = match_greeting(text)
-    return REPLIES[kind] if kind else None
+    return str(REPLIES[kind]) if kind else None

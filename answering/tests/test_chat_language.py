@@ -1,0 +1,92 @@
+"""The chat page in the asker's language (docs/decisions/0050): the Czech demo tenant asked in
+Czech from a Czech browser, in headless Chromium against uvicorn, plus the rule that picks the
+language and the catalogue that holds it. The server is another process; see test_chat_browser."""
+
+from __future__ import annotations
+
+import gettext
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import translation
+
+from answering.pipeline.greetings import greeting_reply
+from answering.tests.test_chat_browser import off_loop
+from config.liveserver import browser_page
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGUE = ROOT / "locale" / "cs" / "LC_MESSAGES"
+_ENTRY = re.compile(r'^msgid "(.*)"\nmsgstr "(.*)"$', re.MULTILINE)
+
+
+@pytest.fixture
+def czech_page(chromium: Any, live_url: str, request: pytest.FixtureRequest, django_db_blocker: Any) -> Iterator[Any]:
+    off_loop(django_db_blocker, lambda: request.getfixturevalue("demo_corpus"))
+    with browser_page(chromium, locale="cs-CZ") as page:  # Chromium then sends Accept-Language: cs-CZ
+        yield page
+
+
+def test_a_czech_asker_reads_czech_and_gets_a_cited_answer(czech_page: Any, live_url: str) -> None:
+    page = czech_page
+    page.goto(f"{live_url}/t/tlapka/")
+    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    assert page.locator("html").get_attribute("lang") == "cs"
+    assert page.locator("label[for=question]").inner_text() == "Váš dotaz"
+    assert page.locator("#ask button[type=submit]").inner_text() == "Zeptat se"
+    page.fill("#question", "Kolik se připlácí za dobírku?")
+    page.press("#question", "Enter")
+    turn = page.locator("#turns .turn").first
+    turn.locator(".turn-footer").wait_for(timeout=120_000)  # a cold server loads the models and the lemmas first
+    assert turn.locator(".answer a.marker").count() >= 1, turn.inner_text()
+    assert "dobírku" in turn.locator(".answer").inner_text()
+    group = page.locator("#source-groups .source-group").first
+    assert group.locator(".source-group-title").text_content() == "Citováno v této odpovědi"  # CSS upper-cases it
+    assert "Platební metody" in group.locator(".source-title").all_inner_texts()
+    assert turn.locator(".feedback legend").inner_text() == "Pomohla vám tato odpověď?"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("tenant, accept, label", [
+    ("tlapka", "", "Váš dotaz"),  # no preference: the tenant's language
+    ("tlapka", "de-DE,de;q=0.9", "Váš dotaz"),  # a language without a catalogue: the tenant's
+    ("tlapka", "en-US,en;q=0.9", "Your question"),  # the asker's language wins
+    ("paylane", "de-DE", "Your question"),
+    ("paylane", "cs-CZ,cs;q=0.9,en;q=0.8", "Váš dotaz"),
+])
+def test_the_page_language_is_the_browsers_else_the_tenants(demo_corpus: Any, tenant: str, accept: str,
+                                                            label: str) -> None:
+    response = Client().get(f"/t/{tenant}/", HTTP_ACCEPT_LANGUAGE=accept)
+    assert response.status_code == 200
+    assert f'<label for="question">{label}</label>' in response.content.decode()
+    assert response["Content-Language"] == ("cs" if label == "Váš dotaz" else "en")
+
+
+def test_greetings_and_the_abstention_in_czech() -> None:
+    with translation.override("cs"):
+        assert greeting_reply("Dobrý den") == "Dobrý den! Zeptejte se na cokoli o našich produktech a službách, " \
+                                              "odpovím podle naší dokumentace."
+        assert greeting_reply("Děkuji moc!").startswith("Není zač")
+        assert translation.gettext("I don't know the answer to that from our documentation; a person from our "
+                                   "team will follow up.").startswith("Odpověď na tento dotaz")
+    with translation.override("en"):
+        assert greeting_reply("Dobrý den").startswith("Hello!")  # English where English is active
+    assert greeting_reply("Dobrý den, kolik stojí doprava?") is None  # a question, not small talk
+
+
+def test_the_compiled_catalogue_is_the_committed_source_and_covers_the_page() -> None:
+    """django.mo is committed (nothing compiles at run time): it must say what django.po says,
+    and every string the chat page marks for translation must have a Czech entry."""
+    source = dict(_ENTRY.findall((CATALOGUE / "django.po").read_text(encoding="utf-8")))
+    source.pop("", None)
+    with (CATALOGUE / "django.mo").open("rb") as handle:
+        compiled = gettext.GNUTranslations(handle)
+    assert {msgid: compiled.gettext(msgid.replace('\\"', '"')) for msgid in source} == {
+        msgid: text.replace('\\"', '"') for msgid, text in source.items()}
+    page = (ROOT / "templates" / "chat" / "page.html").read_text(encoding="utf-8")
+    marked = set(re.findall(r'{% translate "([^"]+)" %}', page))
+    marked |= {re.sub(r"{{ (\w+) }}", r"%(\1)s", m) for m in re.findall(r"{% blocktranslate[^%]*%}(.*?){% endblocktranslate %}", page)}
+    assert marked and marked - set(source) == set()
