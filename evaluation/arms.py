@@ -68,6 +68,11 @@ ARMS: dict[str, Arm] = {
                        index_settings={"LANGUAGE_KEYS": "simple"}, note="no lemma, stem or prefix keys"),
     "keys_prefix": Arm({"LANGUAGE_KEYS": "prefix"}, index_name="keys-prefix",
                        index_settings={"LANGUAGE_KEYS": "prefix"}, note="four-letter prefix keys only"),
+    # The same three on the keyword leg alone, which carries a language the encoder does not read.
+    "keyword_keys_simple": Arm({"LANGUAGE_KEYS": "simple", "RETRIEVAL_MODE": "keyword"}, index_name="keys-simple",
+                               index_settings={"LANGUAGE_KEYS": "simple"}, note="keyword leg, no keys"),
+    "keyword_keys_prefix": Arm({"LANGUAGE_KEYS": "prefix", "RETRIEVAL_MODE": "keyword"}, index_name="keys-prefix",
+                               index_settings={"LANGUAGE_KEYS": "prefix"}, note="keyword leg, prefix keys"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

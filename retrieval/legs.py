@@ -147,10 +147,12 @@ def bm25_stats(scope: TenantScope, terms: Sequence[str], weights: Mapping[str, f
 
 def select_keys(terms: QueryTerms, df: Mapping[str, int]) -> QueryTerms:
     """Each question word keeps the keys the asker's chunks hold; a word none of whose keys
-    occurs keeps its lemma alone, for typo correction and for the gate's coverage to miss."""
+    occurs keeps them all, so the gate's coverage misses it with the same weight a found word
+    counts with (its lemma alone weighed a third of a found word, and `koně` in a question the
+    shop cannot answer no longer kept the coverage down)."""
     chosen: dict[str, float] = {}
     for group in terms.groups:
-        held = [k for k in group if df.get(k.key, 0) > 0] or list(group[:1])
+        held = [k for k in group if df.get(k.key, 0) > 0] or list(group)
         for weighted in held:
             chosen[weighted.key] = max(chosen.get(weighted.key, 0.0), weighted.weight)
     return QueryTerms(lexemes=tuple(chosen), exact=terms.exact, groups=terms.groups, weights=chosen)

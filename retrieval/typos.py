@@ -31,8 +31,9 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
     corrected: list[str] = []
     corrections: list[Correction] = []
     for term in lexemes:
+        # A stem, folded or prefix key (corpus/language.py) is never corrected; its word's lemma is.
         if (df.get(term, 0) > 0 or len(term) < _MIN_LENGTH or any(ch.isdigit() for ch in term)
-                or term in names):
+                or term in names or term.startswith(NAMESPACE_MARK)):
             corrected.append(term)
             continue
         candidates = scope.similar_terms(term, limit=1, threshold=settings.RETRIEVAL_TYPO_SIMILARITY_MIN)
