@@ -86,3 +86,12 @@ def test_export_writes_the_persons_questions_and_thread(acme: Any, tmp_path: Any
     out = tmp_path / "bo.json"
     call_command("export", tenant="acme", contact="bo@example.com", output=str(out))
     assert "It was due Monday." in out.read_text()
+
+
+def test_the_housekeeping_command_runs_a_round_and_says_when_it_cannot_schedule(acme: Any, capsys: Any,
+                                                                                 settings: Any) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    call_command("handoff_housekeeping")
+    assert '"tenant": "acme"' in capsys.readouterr().out
+    call_command("handoff_housekeeping", "--schedule")
+    assert "cron" in capsys.readouterr().out  # the immediate backend cannot run a task later
