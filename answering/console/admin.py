@@ -52,7 +52,7 @@ class ResolveForm(forms.Form):
 class EscalationAdmin(TenantScopedAdmin):
     audience_field, audience_key = "trace__audiences", "slug"
     list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "age", "overdue",
-                    "knowledge"]
+                    "asker_waiting", "knowledge"]
     list_filter = ["status", "reason", "tenant"]
     search_fields = ["question", "conversation_id"]
     list_select_related = ["tenant", "assignee", "knowledge_job"]
@@ -87,6 +87,14 @@ class EscalationAdmin(TenantScopedAdmin):
     @admin.display(description="age")
     def age(self, obj: Escalation) -> str:
         return console_handoff.age_text(since=obj.created_at)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Escalation]:
+        return console_handoff.with_last_message_kind(super().get_queryset(request))
+
+    @admin.display(description="asker wrote last", boolean=True)
+    def asker_waiting(self, obj: Escalation) -> bool:
+        # An asker's message after a reply (or after resolution) waits for an agent.
+        return getattr(obj, "last_message_kind", None) == "asker"
 
     @admin.display(description="overdue", boolean=True)
     def overdue(self, obj: Escalation) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
@@ -20,7 +20,7 @@ from answering.handoff import retention, webhooks
 from answering.handoff.config import handoff_config, handoff_settings_save
 from answering.handoff.followups import thread
 from answering.handoff.targets import UnsafeTarget, target_check
-from answering.models import Escalation, HandoffSettings, WebhookDelivery
+from answering.models import Escalation, EscalationMessage, HandoffSettings, WebhookDelivery
 from tenants.admin import TenantScopedAdmin
 from tenants.staff import StaffAccess
 
@@ -40,6 +40,14 @@ def is_overdue(*, escalation: Escalation, now: dt.datetime | None = None) -> boo
         return False
     hours = handoff_config(tenant_id=escalation.tenant_id).overdue_hours
     return (now or timezone.now()) - escalation.created_at > dt.timedelta(hours=hours)
+
+
+def with_last_message_kind(queryset: QuerySet[Escalation]) -> QuerySet[Escalation]:
+    """Each escalation with who wrote its latest thread message (asker, agent or None)."""
+    # Index: answering_escalation_message_thread_idx (tenant_id, escalation_id, created_at).
+    latest = (EscalationMessage.objects.filter(tenant_id=OuterRef("tenant_id"), escalation_id=OuterRef("pk"))
+              .order_by("-created_at", "-id").values("author_kind")[:1])
+    return queryset.annotate(last_message_kind=Subquery(latest))
 
 
 def thread_html(*, escalation: Escalation) -> SafeString:

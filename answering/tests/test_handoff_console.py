@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 
 from answering.console.reply_times import reply_times
+from answering.handoff import followups
 from answering.handoff.config import handoff_config
 from answering.models import Escalation, EscalationMessage
 from answering.tests.console_data import CONSOLE_PERMISSIONS, escalation_make, staff_client
@@ -41,7 +42,10 @@ def test_the_queue_is_oldest_first_with_age_and_an_overdue_flag(acme: Any) -> No
     assert listing.index("An old question") < listing.index("A new question")
     assert "30 h" in listing
     assert listing.count('alt="True"') == 1  # only the 30-hour-old one is past the 24 default
-    assert handoff_config(tenant_id=acme.tenant.id).overdue_hours == 24 and new.pk
+    assert handoff_config(tenant_id=acme.tenant.id).overdue_hours == 24
+    followups.asker_message_add(tenant_id=acme.tenant.id, public_id=new.public_id, body="Any news?")
+    listing = staff_client(acme.agent).get("/admin/answering/escalation/").content.decode()
+    assert listing.count('alt="True"') == 2  # overdue, and the asker wrote last on the new one
 
 
 def test_reply_and_resolve_times_are_percentiles_per_day(acme: Any) -> None:

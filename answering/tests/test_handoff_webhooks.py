@@ -159,3 +159,23 @@ def test_a_delivery_goes_to_the_checked_address_with_the_name_kept_for_tls() -> 
     url, extensions = webhooks.pinned_target("https://hooks.example.com:8443/in?x=1", ["93.184.216.34"])
     assert url == "https://93.184.216.34:8443/in?x=1" and extensions == {"sni_hostname": "hooks.example.com"}
     assert webhooks.pinned_target("http://h.example/x", ["2001:db8::1"])[0] == "http://[2001:db8::1]/x"
+
+
+@pytest.mark.django_db
+@IMMEDIATE
+def test_a_vote_is_a_signed_feedback_created_event(acme: Any, webhook_receiver: Receiver,  # noqa: F811
+                                                   django_capture_on_commit_callbacks: Any) -> None:
+    from answering.pipeline.records import feedback_record
+
+    handoff_settings_save(tenant_id=acme.tenant.id, notify_mode="digest", overdue_hours=24, retention_days=90,
+                          webhook_url=webhook_receiver.url, webhook_secret=SECRET)
+    with django_capture_on_commit_callbacks(execute=True):
+        escalation = escalation_make(acme.tenant, "Where is my parcel?")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert feedback_record(tenant=acme.tenant, audiences=["public"], trace_id=escalation.trace_id, vote=-1,
+                               comment="nobody answered")
+    [created, voted] = webhook_receiver.requests
+    assert voted.headers["X-Answerdesk-Event"] == "feedback.created" and readme_verify(SECRET, voted.headers,
+                                                                                        voted.body)
+    body = json.loads(voted.body)["data"]["feedback"]
+    assert body == {**body, "trace_id": escalation.trace_id, "vote": -1, "comment": "nobody answered"}
