@@ -34,7 +34,7 @@ from django.utils import timezone
 from psycopg import errors as pg_errors
 
 from corpus.embedding import vector_literal as vector_text
-from tenants.rls import rls_transaction
+from tenants.rls import rls_transaction, set_local
 from tenants.scope import TenantScope
 
 _IDENTIFIER = re.compile(
@@ -103,7 +103,7 @@ def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vec
         row = cursor.fetchone()
         hit = _hit(row, "exact", 1.0, tenant_id, audiences) if row else None
         if hit is None and not has_identifier(query):
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            set_local(cursor, {"hnsw.iterative_scan": "relaxed_order"})
             # Index: cachelayer_entry_embedding_hnsw (cosine), filtered by tenant, audiences, generator.
             cursor.execute(
                 f"SELECT {_COLUMNS}, 1 - (query_embedding <=> %(v)s::vector) AS similarity FROM cachelayer_entry"

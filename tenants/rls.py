@@ -3,11 +3,12 @@ audiences for readers and writers, a set of tenants for staff pages."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections, transaction
+from psycopg import sql
 
 from tenants.models import Membership, Tenant
 
@@ -17,6 +18,20 @@ def staff_tenant_ids(user: Any) -> list[int]:
     if user.is_superuser:
         return list(Tenant.objects.values_list("id", flat=True))
     return list(Membership.objects.filter(user=user).values_list("tenant_id", flat=True))
+
+
+def set_local(cursor: Any, values: Mapping[str, str]) -> None:
+    """Transaction-local settings, as `SET LOCAL name = 'value'` statements in one round trip.
+
+    Not `set_config(name, value, true)`, which does the same on one server: on a Citus
+    coordinator only `SET LOCAL` reaches the workers' connections (citus.propagate_set_commands
+    = 'local'), and there a policy reading an unset app.tenant_id returns no rows without a word
+    (docs/scaling.md). Names are ours; values are quoted as literals."""
+    statement = sql.SQL("; ").join(
+        sql.SQL("SET LOCAL {} = {}").format(sql.Identifier(*name.split(".")), sql.Literal(str(value)))
+        for name, value in values.items()
+    )
+    cursor.execute(statement.as_string(None))
 
 
 @contextmanager
@@ -33,11 +48,11 @@ def staff_tenant_context(tenant_ids: Sequence[int], *, using: str = "default") -
     connection = connections[using]
     with transaction.atomic(using=using):
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('app.staff_tenant_ids', %s, true)", [value])
+            set_local(cursor, {"app.staff_tenant_ids": value})
         yield
         if not connection.needs_rollback:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT set_config('app.staff_tenant_ids', '', true)")
+                set_local(cursor, {"app.staff_tenant_ids": ""})
 
 
 @contextmanager
@@ -52,19 +67,15 @@ def rls_transaction(*, tenant_id: int, audience_ids: Sequence[int] | None = None
     """
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         if all_audiences:
-            cursor.execute(
-                "SELECT set_config('app.tenant_id', %(t)s, true), set_config('app.audience_ids',"
-                " (SELECT coalesce(string_agg(id::text, ','), '') FROM tenants_audience WHERE tenant_id = %(tid)s),"
-                " true)",
-                {"t": str(int(tenant_id)), "tid": int(tenant_id)},
-            )
+            # Index: tenants_audience_tenant_slug_uniq (tenant_id, slug).
+            cursor.execute("SELECT coalesce(string_agg(id::text, ','), '') FROM tenants_audience WHERE tenant_id = %s",
+                           [int(tenant_id)])
+            audiences = cursor.fetchone()[0]
         else:
-            cursor.execute(
-                "SELECT set_config('app.tenant_id', %s, true), set_config('app.audience_ids', %s, true)",
-                [str(int(tenant_id)), ",".join(str(int(a)) for a in audience_ids or ())],
-            )
+            audiences = ",".join(str(int(a)) for a in audience_ids or ())
+        set_local(cursor, {"app.tenant_id": str(int(tenant_id)), "app.audience_ids": audiences})
         yield cursor
-        cursor.execute("SELECT set_config('app.tenant_id', '', true), set_config('app.audience_ids', '', true)")
+        set_local(cursor, {"app.tenant_id": "", "app.audience_ids": ""})
 
 
 def tenant_context(tenant_id: int) -> Any:

@@ -28,7 +28,7 @@ from typing import Any
 from django.db import connections
 from psycopg import sql
 
-from tenants.rls import rls_transaction
+from tenants.rls import rls_transaction, set_local
 
 CHUNK_TABLE = "corpus_chunk"
 TERM_STATS_TABLE = "corpus_term_stats"
@@ -166,10 +166,7 @@ class TenantScope:
         params = {**query.params, **self._params()}
         with self.rls_context() as cursor:
             if query.local_settings:  # one round trip for all of them
-                cursor.execute(
-                    "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(query.local_settings)),
-                    [part for item in query.local_settings.items() for part in item],
-                )
+                set_local(cursor, query.local_settings)
             cursor.execute(statement, params)
             columns = [col.name for col in cursor.description]
             rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
@@ -187,7 +184,7 @@ class TenantScope:
             if "th" in params:
                 # The % operator prunes by this threshold inside the trigram index; the default
                 # 0.3 lets far more terms through to similarity() than the caller will keep.
-                cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [str(params["th"])])
+                set_local(cursor, {"pg_trgm.similarity_threshold": str(params["th"])})
             cursor.execute(statement.replace("{weld}", weld), {**params, **self._params()})
             rows = cursor.fetchall()
         allowed = set(self.audience_ids)

@@ -24,6 +24,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from tenants.rls import set_local
+
 DEFAULT_DAYS = 14
 MAX_DAYS = 92
 
@@ -90,12 +92,12 @@ def _read_as_staff(statement: str, params: dict[str, Any], tenant_ids: Sequence[
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('app.staff_tenant_ids', true)")
         previous = cursor.fetchone()[0] or ""
-        cursor.execute("SELECT set_config('app.staff_tenant_ids', %s, true)", [ids])
+        set_local(cursor, {"app.staff_tenant_ids": ids})
         try:
             cursor.execute(statement, params)
             return cursor.fetchall()
         finally:
-            cursor.execute("SELECT set_config('app.staff_tenant_ids', %s, true)", [previous])
+            set_local(cursor, {"app.staff_tenant_ids": previous})
 
 
 @dataclass(frozen=True)

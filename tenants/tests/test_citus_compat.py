@@ -31,6 +31,7 @@ from psycopg import sql
 from tenants.distribution import citus_statements, kind_of, read_schema
 from tenants.scope import ChunkQuery, TenantScope
 from tenants.tests.citus_rules import violations
+from tenants.tests.test_source_lint import source_offenders
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
 
@@ -182,3 +183,26 @@ def test_forced_fail_a_weld_over_a_set_of_tenants(acme: Any, monkeypatch: pytest
     scope = TenantScope(tenant_id=acme.tenant.id, audience_ids=(acme.public_id,))
     found = unrouted_statements(scope)
     assert len(found) == 4 and all("corpus_chunk" in f.split(":")[0] for f in found), found
+
+
+# --- Transaction settings reach Citus workers --------------------------------------------------
+_SET_CONFIG = re.compile(r"set_config\(\s*(?:'|%)", re.IGNORECASE)
+_PRODUCT = ["config", "tenants", "corpus", "retrieval", "answering", "evaluation", "cachelayer"]
+
+
+def set_config_calls(root: Path, apps: list[str]) -> list[str]:
+    """Product code that sets a transaction-local setting with set_config() instead of SET LOCAL
+    (tenants.rls.set_local): Citus forwards only SET LOCAL to the workers."""
+    return source_offenders(root, apps, _SET_CONFIG)
+
+
+def test_transaction_settings_are_set_local() -> None:
+    assert set_config_calls(DOC.parents[1], _PRODUCT) == []
+
+
+def test_forced_fail_a_set_config_call(tmp_path: Path) -> None:
+    (tmp_path / "answering").mkdir()
+    (tmp_path / "answering" / "page.py").write_text(
+        "cursor.execute(\"SELECT set_config('app.tenant_id', %s, true)\", [tenant])\n")
+    assert set_config_calls(tmp_path, ["answering"]) == [
+        "answering/page.py:1: cursor.execute(\"SELECT set_config('app.tenant_id', %s, true)\", [tenant])"]

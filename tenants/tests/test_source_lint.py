@@ -18,17 +18,23 @@ ALLOWED = {Path("tenants/scope.py"), Path("tenants/writer.py")}
 PATTERN = re.compile(r"\b(corpus_chunk|corpus_term_stats|corpus_audience_stats)\b|\bChunk\.objects\b")
 
 
-def chunk_table_offenders(root: Path, apps: list[str]) -> list[str]:
+def source_offenders(root: Path, apps: list[str], pattern: re.Pattern[str],
+                     allowed: frozenset[Path] | set[Path] = frozenset()) -> list[str]:
+    """Lines of product code (not migrations, not tests, not `allowed`) that match `pattern`."""
     offenders = []
     for app in apps:
         for path in sorted((root / app).rglob("*.py")):
             relative = path.relative_to(root)
-            if relative in ALLOWED or "migrations" in relative.parts or "tests" in relative.parts:
+            if relative in allowed or "migrations" in relative.parts or "tests" in relative.parts:
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if PATTERN.search(line):
+                if pattern.search(line):
                     offenders.append(f"{relative}:{number}: {line.strip()}")
     return offenders
+
+
+def chunk_table_offenders(root: Path, apps: list[str]) -> list[str]:
+    return source_offenders(root, apps, PATTERN, ALLOWED)
 
 
 def test_only_the_scope_names_the_chunk_table() -> None:
