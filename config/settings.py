@@ -312,8 +312,9 @@ ANSWER_GATE_UNKNOWN_NAMES = env_bool("ANSWER_GATE_UNKNOWN_NAMES", default=True)
 # IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
 # Refitted in 0042.
 ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26, minimum=0.0, maximum=1.0)
-# Extractive answerer: a sentence must be this similar to the question to be quoted.
-ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.45)
+# Extractive answerer: a sentence must be this similar to the question to be quoted
+# (0.45 until docs/decisions/0053: the gate, not this floor, is what stops must-abstain questions).
+ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
