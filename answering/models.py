@@ -80,9 +80,9 @@ class Escalation(LogMirror):
     knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     # The asker's way back: /t/<tenant>/f/<public_id>/, random, never the primary key (docs/decisions/0044).
     public_id = models.CharField(max_length=32)
-    contact_email = models.CharField(max_length=254, blank=True, default="")
     first_reply_at = models.DateTimeField(null=True, blank=True)
     agents_notified_at = models.DateTimeField(null=True, blank=True)
+    contact_email = models.CharField(max_length=254, blank=True, default="")
 
     class Meta(LogMirror.Meta):
         db_table = "answering_escalation"
@@ -92,7 +92,8 @@ class Escalation(LogMirror):
 
 
 class EscalationMessage(Mirror):
-    """One message of an escalation's thread: the asker's (from the follow-up page) or an agent's."""
+    """One message of an escalation's thread, in order: the asker's (from the follow-up page)
+    or an agent's (from the escalation page, delivered by answering/handoff/followups.py)."""
 
     class Kind(models.TextChoices):
         ASKER = "asker", "Asker"
@@ -137,7 +138,8 @@ class HandoffSettings(Mirror):
 
 
 class WebhookDelivery(LogMirror):
-    """One event for a tenant's webhook and every attempt to deliver it (answering/handoff/webhooks.py)."""
+    """One event for a tenant's webhook and every attempt to deliver it, kept for the admin's
+    delivery log and its redeliver action (answering/handoff/webhooks.py)."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -152,9 +154,9 @@ class WebhookDelivery(LogMirror):
     payload = models.JSONField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     attempt_count = models.IntegerField(default=0)
-    attempts = models.JSONField(default=list)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.JSONField(default=list)  # one entry per try: when, status code or error, time taken
 
     class Meta(LogMirror.Meta):
         db_table = "answering_webhook_delivery"

@@ -109,14 +109,14 @@ class EscalationAdmin(TenantScopedAdmin):
     def thread_display(self, obj: Escalation) -> str:
         return console_handoff.thread_html(escalation=obj)
 
-    @admin.display(description="what retrieval found")
-    def candidates_display(self, obj: Escalation) -> str:
-        return parts.escalation_candidates_html(escalation=obj)
-
     @admin.display(description="trace")
     def trace_link(self, obj: Escalation) -> str:
         url = reverse("admin:answering_trace_change", args=[obj.trace_id])
         return format_html('<a href="{}">trace #{}</a>', url, obj.trace_id)
+
+    @admin.display(description="what retrieval found")
+    def candidates_display(self, obj: Escalation) -> str:
+        return parts.escalation_candidates_html(escalation=obj)
 
     @admin.display(description="knowledge base")
     def knowledge(self, obj: Escalation) -> str:

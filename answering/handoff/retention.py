@@ -49,10 +49,11 @@ _DELETE_DELIVERIES = "DELETE FROM answering_webhook_delivery WHERE tenant_id = %
 class RowCounts:
     """What a retention run or an erasure touched, by table."""
 
-    tenant: str
+    # Rows holding the person's own words, then rows built from them.
     traces: int = 0
     escalations: int = 0
     messages: int = 0
+    tenant: str  # keyword-only, so it may stand between the counts
     deliveries: int = 0
     cache_entries: int = 0
 

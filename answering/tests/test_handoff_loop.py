@@ -61,19 +61,9 @@ def rows_mentioning(text: str, tenant_ids: list[int], tenant_id: int) -> dict[st
     return found
 
 
-@IMMEDIATE
-def test_the_handoff_loop_closes_with_real_smtp_and_webhooks(
-        acme: Any, globex: Any, smtp_server: Mailbox, webhook_receiver: Receiver,  # noqa: F811
-        django_capture_on_commit_callbacks: Any) -> None:
-    acme.agent.email, acme.outsider.email = "agent@acme.test", "outsider@acme.test"
-    acme.agent.save(), acme.outsider.save()
-    handoff_settings_save(tenant_id=acme.tenant.id, notify_mode="each", overdue_hours=24, retention_days=90,
-                          webhook_url=webhook_receiver.url, webhook_secret=SECRET)
-    key = actions.api_key_create(tenant=acme.tenant, name="site", audience_slugs=["public"]).raw_key
-    client = Client()
-
-    # 1. An abstention with a contact: the follow-up object, the agents' email, the signed webhook.
-    with django_capture_on_commit_callbacks(execute=True):
+def _abstain_with_contact(acme: Any, client: Client, key: str, smtp_server: Mailbox, webhook_receiver: Receiver,
+                          capture: Any) -> tuple[dict[str, Any], Escalation]:
+    with capture(execute=True):
         first = ask(client, key, contact=ASKER, conversation_id="ann-1")
     assert first["action"] == "escalated"
     follow_up = first["follow_up"]
@@ -90,6 +80,38 @@ def test_the_handoff_loop_closes_with_real_smtp_and_webhooks(
     sent = json.loads(created.body)
     assert sent["data"]["escalation"]["follow_up_id"] == follow_up["id"]
     assert sent["data"]["escalation"]["contact_email"] == ASKER
+
+    return follow_up, escalation
+
+
+def _erase_and_check(acme: Any, escalation: Escalation, follow_up: dict[str, Any]) -> None:
+    tenant_ids = list(Tenant.objects.values_list("id", flat=True))
+    before = rows_mentioning(ASKER, tenant_ids, acme.tenant.id)
+    assert {"answering_escalation", "answering_webhook_delivery"} <= set(before), before  # the scan sees them
+    assert "cachelayer_entry" in rows_mentioning(QUESTION, tenant_ids, acme.tenant.id)
+    report = erase_contact(tenant=acme.tenant, email=ASKER.upper())
+    assert report.escalations == 1 and report.traces == 2 and report.messages == 1
+    assert report.deliveries == 3 and report.tickets == [f"ESC-{escalation.pk}"] and report.cache_entries == 1
+    assert rows_mentioning(ASKER, tenant_ids, acme.tenant.id) == {}
+    left = rows_mentioning(QUESTION, tenant_ids, acme.tenant.id)
+    assert set(left) <= {"corpus_document", "corpus_chunk"}, left  # the published ticket, named in the report
+    assert Client().get(f"/t/acme/f/{follow_up['id']}/").status_code == 404
+
+
+@IMMEDIATE
+def test_the_handoff_loop_closes_with_real_smtp_and_webhooks(
+        acme: Any, globex: Any, smtp_server: Mailbox, webhook_receiver: Receiver,  # noqa: F811
+        django_capture_on_commit_callbacks: Any) -> None:
+    acme.agent.email, acme.outsider.email = "agent@acme.test", "outsider@acme.test"
+    acme.agent.save(), acme.outsider.save()
+    handoff_settings_save(tenant_id=acme.tenant.id, notify_mode="each", overdue_hours=24, retention_days=90,
+                          webhook_url=webhook_receiver.url, webhook_secret=SECRET)
+    key = actions.api_key_create(tenant=acme.tenant, name="site", audience_slugs=["public"]).raw_key
+    client = Client()
+
+    # 1. An abstention with a contact: the follow-up object, the agents' email, the signed webhook.
+    follow_up, escalation = _abstain_with_contact(acme, client, key, smtp_server, webhook_receiver,
+                                                  django_capture_on_commit_callbacks)
 
     # 2. The agent replies in the admin, resolves, and files the ticket.
     agent = staff_client(acme.agent)
@@ -118,14 +140,4 @@ def test_the_handoff_loop_closes_with_real_smtp_and_webhooks(
     assert [s["slug"] for s in again["sources"]] == [f"ESC-{escalation.pk}"]
 
     # 5. Erasure: the person's email and questions are gone from every table, but the ticket.
-    tenant_ids = list(Tenant.objects.values_list("id", flat=True))
-    before = rows_mentioning(ASKER, tenant_ids, acme.tenant.id)
-    assert {"answering_escalation", "answering_webhook_delivery"} <= set(before), before  # the scan sees them
-    assert "cachelayer_entry" in rows_mentioning(QUESTION, tenant_ids, acme.tenant.id)
-    report = erase_contact(tenant=acme.tenant, email=ASKER.upper())
-    assert report.escalations == 1 and report.traces == 2 and report.messages == 1
-    assert report.deliveries == 3 and report.tickets == [f"ESC-{escalation.pk}"] and report.cache_entries == 1
-    assert rows_mentioning(ASKER, tenant_ids, acme.tenant.id) == {}
-    left = rows_mentioning(QUESTION, tenant_ids, acme.tenant.id)
-    assert set(left) <= {"corpus_document", "corpus_chunk"}, left  # the published ticket, named in the report
-    assert Client().get(f"/t/acme/f/{follow_up['id']}/").status_code == 404
+    _erase_and_check(acme, escalation, follow_up)

@@ -201,8 +201,8 @@ def test_transaction_settings_are_set_local() -> None:
 
 
 def test_forced_fail_a_set_config_call(tmp_path: Path) -> None:
-    (tmp_path / "answering").mkdir()
-    (tmp_path / "answering" / "page.py").write_text(
-        "cursor.execute(\"SELECT set_config('app.tenant_id', %s, true)\", [tenant])\n")
+    planted = tmp_path / "answering" / "page.py"
+    planted.parent.mkdir()
+    planted.write_text("cursor.execute(\"SELECT set_config('app.tenant_id', %s, true)\", [tenant])\n")
     assert set_config_calls(tmp_path, ["answering"]) == [
         "answering/page.py:1: cursor.execute(\"SELECT set_config('app.tenant_id', %s, true)\", [tenant])"]
