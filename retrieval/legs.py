@@ -62,11 +62,14 @@ def query_terms(text: str, *, ts_config: str, language: str = "en") -> QueryTerm
     return QueryTerms(lexemes=lexemes, exact=tuple(exact_terms(text)))
 
 
-def name_lexemes(text: str, *, ts_config: str) -> frozenset[str]:
-    """The lexemes of the question's words written as names (retrieval.querytext.written_names)."""
+def name_lexemes(text: str, *, ts_config: str, language: str = "en") -> frozenset[str]:
+    """The lexemes of the question's words written as names (retrieval.querytext.written_names);
+    for a language keyed in Python, their lemma keys (`Německa` → `německo`)."""
     names = written_names(clean_query(text))
     if not names:
         return frozenset()
+    if scheme_for(language) != "simple":
+        return frozenset(group[0].key for group in question_keys(" ".join(names), language=language))
     with connection.cursor() as cursor:  # no tenant data: to_tsvector over the names only
         cursor.execute("SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) AS u",
                        [ts_config, " ".join(names)])

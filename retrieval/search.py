@@ -214,7 +214,7 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
         terms = select_keys(terms, stats.df)
     corrections: list[Correction] = []
     unknown = [t for t in terms.lexemes if not stats.df.get(t)]
-    names = name_lexemes(query, ts_config=ts_config) if unknown and not keyed else frozenset()
+    names = name_lexemes(query, ts_config=ts_config, language=language) if unknown else frozenset()
     if settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos:
         lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df, names=names)
         if corrections:

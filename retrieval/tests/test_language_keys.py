@@ -119,3 +119,15 @@ def test_folded_match_found_but_never_above_the_exact_one(keyed: KeyedTenants) -
     assert with_diacritics.index("s-hacky") < with_diacritics.index("bez-hacku"), with_diacritics
     without = _pages(keyed, "auto", "liska")
     assert "bez-hacku" in without and "s-hacky" in without, without
+
+
+@pytest.mark.django_db
+def test_a_czech_name_no_page_holds_is_unknown_in_any_of_its_forms(keyed: KeyedTenants) -> None:
+    """0051's rule for a keyed language: a word written as a name counts by its lemma key, so
+    `Německa` is unknown here and `Pavlovi` (the page says Pavlovi, the lemma is Pavel) is not."""
+    def unknown(question: str) -> tuple[str, ...]:
+        return search(scope=keyed.scopes["auto"], query=question, ts_config="simple", language="cs",
+                      mode="keyword", rerank="off").unknown_names
+
+    assert unknown("Venčíte psa i v Německu?") == ("německo",)
+    assert unknown("Poslali jste knihu Pavlovi?") == ()
