@@ -20,7 +20,9 @@ from tenants import actions, staff
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
 from tenants.staff import StaffAccess, staff_access
 
-PLATFORM_FIELDS = ["daily_spend_cap_usd", "text_search_config"]
+# The search configuration and the language decide how every chunk is keyed: changing either
+# means re-ingesting, a platform operation.
+PLATFORM_FIELDS = ["daily_spend_cap_usd", "text_search_config", "language"]
 
 
 class TenantScopedAdmin(admin.ModelAdmin):
@@ -159,7 +161,8 @@ class TenantAdmin(TenantScopedAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        created = actions.tenant_create(slug=obj.slug, name=obj.name, text_search_config=obj.text_search_config)
+        created = actions.tenant_create(slug=obj.slug, name=obj.name, text_search_config=obj.text_search_config,
+                                         language=obj.language)
         obj.pk = created.pk
 
 
