@@ -30,7 +30,7 @@ from filelock import FileLock
 MIN_COSINE = 0.99
 SAMPLE = Path(__file__).with_name("check_sample.json")
 # Bumped when the recipe below changes, so an old export is not mistaken for a new one.
-RECIPE = "torch.onnx-opset17+ort-bert-fusion+dynamic-int8-per-channel-ffn-out-float-v2"
+RECIPE = "torch.onnx-opset17-eager-attention+ort-bert-fusion-attention+dynamic-int8-per-channel-ffn-out-float-v3"
 _COPIED = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
            "sentence_bert_config.json", "config.json")
 _MANIFEST = "check.json"
@@ -95,6 +95,9 @@ def export(*, backend: str, model_path: Path, directory: Path) -> None:
     scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=directory.parent))
     scratch.chmod(0o755)  # mkdtemp's 0700 would hide the export from other users of the checkout
     try:
+        for name in _COPIED:
+            if (model_path / name).exists():
+                shutil.copy2(model_path / name, scratch / name)
         raw = scratch / "raw.onnx"
         _export_torch(model_path, raw)
         fused = scratch / "fused.onnx"
@@ -105,9 +108,6 @@ def export(*, backend: str, model_path: Path, directory: Path) -> None:
             fused.rename(scratch / "model.onnx")
         for leftover in (raw, fused):
             leftover.unlink(missing_ok=True)
-        for name in _COPIED:
-            if (model_path / name).exists():
-                shutil.copy2(model_path / name, scratch / name)
         os.replace(scratch, directory)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -120,6 +120,9 @@ def _export_torch(model_path: Path, target: Path) -> None:
 
     reference = TorchBackend(model_path)
     transformer = reference.model[0].auto_model.eval()
+    # The plain attention graph: onnxruntime's optimizer fuses it into one Attention op per
+    # layer, which it does not recognise in the SDPA graph (1.3x on its own, measured).
+    transformer.set_attn_implementation("eager")
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self) -> None:
@@ -144,19 +147,18 @@ def _fuse(source: Path, target: Path) -> None:
     """ONNX Runtime's BERT fusions (attention, layer norm, GELU) saved into the file."""
     from onnxruntime.transformers.optimizer import optimize_model
 
-    # 0 heads and 0 width: the optimizer reads both from the graph.
-    optimized = optimize_model(str(source), model_type="bert", num_heads=0, hidden_size=0)
+    config = json.loads((source.parent / "config.json").read_text())
+    optimized = optimize_model(str(source), model_type="bert", num_heads=int(config["num_attention_heads"]),
+                               hidden_size=int(config["hidden_size"]))
     optimized.save_model_to_file(str(target))
 
 
 def _quantize(source: Path, target: Path) -> None:
-    """Dynamic int8 quantisation of the linear layers' weights, one scale per output channel.
-
-    Three kinds of product stay float: the two attention products (activations times
-    activations) and each layer's feed-forward output, whose input comes out of GELU with the
-    outliers a per-tensor activation scale flattens. Worst cosine with PyTorch on 232 manual
-    chunks (docs/decisions/0047): every MatMul per tensor 0.879; per channel 0.988; per channel
-    without those products 0.993, at about 85% of the all-int8 speed."""
+    """Dynamic int8 quantisation, weights one scale per output channel: the fused attention
+    (its QKV projection) and the linear layers, except each layer's feed-forward output, whose
+    input comes out of GELU with the outliers a per-tensor activation scale flattens. Worst
+    cosine with PyTorch on manual chunks (docs/decisions/0047): every MatMul per tensor 0.879;
+    per channel 0.986-0.988; per channel with the feed-forward outputs float 0.992-0.993."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -169,7 +171,7 @@ def _quantize(source: Path, target: Path) -> None:
     quiet.setLevel(logging.ERROR)  # the quantizer logs a line per tensor it leaves alone
     try:
         quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"], nodes_to_exclude=kept_float,
+                         nodes_to_exclude=kept_float,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     finally:
         quiet.setLevel(level)
