@@ -41,10 +41,12 @@ its reason; an entry that no longer matches anything fails the test too.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import IntegrityError, connection, models, transaction
 from django.db.models import RestrictedError
 from django.test.utils import isolate_apps
@@ -208,3 +210,14 @@ def test_a_tenant_with_documents_is_deleted_by_the_orm_as_by_sql(acme: Any) -> N
             cursor.execute("DELETE FROM tenants_audience WHERE id = %s", [acme.public_id])
         tenant.delete()
     assert not Tenant.objects.filter(pk=tenant.pk).exists()
+
+
+@pytest.mark.django_db(databases="__all__")  # makemigrations reads the history of every database
+def test_the_migrations_hold_every_model_change() -> None:
+    """A mirror's Meta or fields changed without a migration leave Django's migration state
+    behind the code: the next `makemigrations` of anyone would write someone else's change."""
+    out = StringIO()
+    try:
+        call_command("makemigrations", "--check", "--dry-run", stdout=out, stderr=out)
+    except SystemExit as exit_:
+        pytest.fail(f"models changed without a migration (exit {exit_.code}):\n{out.getvalue()}")
