@@ -26,6 +26,12 @@ class Document(Mirror):
         ACTIVE = "active", "Active"
         ARCHIVED = "archived", "Archived"
 
+    class Origin(models.TextChoices):
+        UPLOAD = "upload", "Upload"
+        COMMAND = "command", "Ingest command"
+        WEBSITE = "website", "Website sync"
+        ESCALATION = "escalation", "Escalation resolution"
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="documents")
     # RESTRICT, like the table's NO ACTION: an audience in use stays, a tenant goes whole.
     audience = models.ForeignKey(Audience, on_delete=models.RESTRICT, related_name="documents")
@@ -41,6 +47,10 @@ class Document(Mirror):
     content_hash = models.CharField(max_length=64)
     language = models.CharField(max_length=63, default="english")
     source_path = models.CharField(max_length=1000, blank=True, default="")
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.COMMAND)
+    # The file name, the page's URL or the escalation a document came from.
+    origin_ref = models.CharField(max_length=2000, blank=True, default="")
+    fetched_at = models.DateTimeField(null=True, blank=True)
     chunk_count = models.IntegerField(default=0)
     token_count = models.IntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
