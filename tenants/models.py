@@ -40,6 +40,12 @@ class Tenant(Mirror):
     language = models.CharField(max_length=16, default="en")
     # NULL: the ANSWER_DAILY_SPEND_CAP_USD setting (answering/providers/spend.py).
     daily_spend_cap_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    # Linked from the front door (`/`).
+    listed = models.BooleanField(default=False)
+    # Origins allowed to frame the embedded chat, one per line; empty: none (decision 0054).
+    embed_origins = models.TextField(blank=True, default="")
+    # Signs a signed-in customer's embed token; empty: the embedded chat reads the public audience.
+    embed_secret = models.CharField(max_length=128, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta(Mirror.Meta):
