@@ -29,6 +29,7 @@ from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
 from corpus.parsers.budget import INTERNAL as INTERNAL_PARSER_ERROR
 from corpus.models import Document
+from corpus.origin import COMMAND, DocumentOrigin
 from corpus.rights import OPERATOR, Writer
 from tenants.models import Audience, Tenant
 
@@ -91,6 +92,7 @@ class _Pending:
     content_hash: str
     drafts: list[ChunkDraft]
     blurbs: list[str] | None = None
+    origin: DocumentOrigin = COMMAND
 
 
 def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[str, str]], list[Path],
@@ -165,10 +167,12 @@ def ingest_paths(
     encoder: Encoder | None = None,
     say: Callable[[str], None] = lambda message: None,
     writer: Writer = OPERATOR,
+    origin: DocumentOrigin = COMMAND,
 ) -> IngestReport:
     """Ingest files and folders into a tenant. `writer` is who asked: the operator (the default,
     `manage.py ingest`) writes anywhere; a job started by a key or a staff member passes the
-    audiences its principal holds, and nothing outside them is written, replaced or tagged."""
+    audiences its principal holds, and nothing outside them is written, replaced or tagged.
+    `origin` is recorded on every document this run writes."""
     started = time.perf_counter()
     report = IngestReport(tenant=tenant.slug)
     audiences = _check_request(tenant=tenant, audience=audience, source_type=source_type, writer=writer,
@@ -192,7 +196,7 @@ def ingest_paths(
         config_key = (f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}{chunker_key}"
                       f"{index_keys_version(tenant.language)}")
         pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report,
-                                 chunker, writer)
+                                 chunker, writer, origin)
         # A refused document was not written: it may neither supersede nor be tagged by this run.
         accepted = [p for p in parsed_docs if (p.source_type, p.slug) not in refused]
         if contextualize is not None:
@@ -252,7 +256,7 @@ def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: 
 def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
           config_key: str, encoder: Encoder, target: int, report: IngestReport,
           chunker: Callable[..., list[ChunkDraft]] = chunk_sections,
-          writer: Writer = OPERATOR) -> tuple[list[_Pending], set[tuple[str, str]]]:
+          writer: Writer = OPERATOR, origin: DocumentOrigin = COMMAND) -> tuple[list[_Pending], set[tuple[str, str]]]:
     """What to encode and write, and the documents refused (each a failure in the report)."""
     pending: list[_Pending] = []
     refused: set[tuple[str, str]] = set()
@@ -283,7 +287,7 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
                 report.failed.append((parsed.source_path, "no text to index"))
                 refused.add((parsed.source_type, parsed.slug))
                 continue
-            pending.append(_Pending(parsed, audiences[audience_slug], content_hash, drafts))
+            pending.append(_Pending(parsed, audiences[audience_slug], content_hash, drafts, origin=origin))
     return pending, refused
 
 
@@ -306,7 +310,8 @@ def _write_refusal(parsed: ParsedDocument, state: store.StoredState | None, audi
 def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
     outcomes = store.write_documents(
         tenant=tenant,
-        items=[store.DocumentWrite(item.parsed, item.audience_id, item.content_hash, item.drafts, item.blurbs)
+        items=[store.DocumentWrite(item.parsed, item.audience_id, item.content_hash, item.drafts, item.blurbs,
+                                   item.origin)
                for item in group],
         vectors=vectors,
     )

@@ -26,7 +26,8 @@ from django.utils import timezone
 from django_tasks import task
 
 from corpus.ingest import SOURCE_TYPES, Writer, ingest_paths
-from corpus.models import IngestJob
+from corpus.models import Document, IngestJob
+from corpus.origin import DocumentOrigin
 from tenants.models import Audience, Tenant
 
 
@@ -44,7 +45,8 @@ def _safe_name(name: str) -> str:
 
 def ingest_job_create(
     *, tenant: Tenant, files: Sequence[UploadedFile], writer_audiences: Sequence[str], audience: str = "public",
-    source_type: str = "doc", created_by_id: int | None = None,
+    source_type: str = "doc", created_by_id: int | None = None, origin: str = Document.Origin.UPLOAD,
+    origin_ref: str = "",
 ) -> IngestJob:
     """Queue an upload. `writer_audiences` are the audiences the key or staff member holds; the
     job writes into nothing else, whatever the files themselves say (docs/decisions/0031)."""
@@ -64,7 +66,7 @@ def ingest_job_create(
     with transaction.atomic():
         job = IngestJob.objects.create(tenant=tenant, audience=audience, source_type=source_type, upload_dir="",
                                        writer_audiences=sorted(set(writer_audiences)),
-                                       created_by_id=created_by_id)
+                                       created_by_id=created_by_id, origin=origin, origin_ref=origin_ref[:2000])
         # Job ids start again at 1 in a fresh database; a random suffix keeps an older job's
         # files (a kept upload store next to a reset database) out of this job's folder.
         folder = f"ingest/{job.pk}-{secrets.token_hex(6)}"
@@ -93,7 +95,8 @@ def ingest_job_run(*, job_id: int) -> dict[str, object]:
     try:
         with _uploaded_files(job) as folder:
             report = ingest_paths(tenant=job.tenant, paths=[folder], audience=job.audience,
-                                  source_type=job.source_type, writer=Writer.holding(job.writer_audiences))
+                                  source_type=job.source_type, writer=Writer.holding(job.writer_audiences),
+                                  origin=DocumentOrigin(kind=job.origin, root=folder, ref=job.origin_ref))
     except Exception as exc:  # the job row must say what happened, whatever it was
         IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
                                                    finished_at=timezone.now())

@@ -82,6 +82,8 @@ class IngestJob(LogMirror):
     # The audiences the principal who queued the job holds: the job writes into nothing else.
     writer_audiences = models.JSONField(default=list)
     source_type = models.CharField(max_length=16, default="doc")
+    origin = models.CharField(max_length=16, choices=Document.Origin.choices, default=Document.Origin.UPLOAD)
+    origin_ref = models.CharField(max_length=2000, blank=True, default="")
     upload_dir = models.CharField(max_length=1000)
     file_names = models.JSONField(default=list)
     report = models.JSONField(null=True, blank=True)

@@ -22,6 +22,7 @@ from corpus.chunking import ChunkDraft
 from corpus.language import document_keys
 from corpus.hooks import on_commit_chunks_retired
 from corpus.models import Document
+from corpus.origin import COMMAND, DocumentOrigin
 from corpus.parsers import ParsedDocument
 from corpus.terms import exact_terms
 from tenants.models import Tenant
@@ -81,6 +82,7 @@ class DocumentWrite:
     content_hash: str
     drafts: Sequence[ChunkDraft]
     blurbs: Sequence[str] | None = None
+    origin: DocumentOrigin = COMMAND
 
 
 def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: np.ndarray) -> list[tuple[str, int]]:
@@ -151,6 +153,9 @@ def _document_fields(*, tenant: Tenant, item: DocumentWrite, now: datetime) -> d
         "content_hash": item.content_hash,
         "language": tenant.text_search_config,
         "source_path": parsed.source_path[:1000],
+        "origin": item.origin.kind,
+        "origin_ref": item.origin.ref_for(parsed.source_path),
+        "fetched_at": item.origin.fetched_at,
         "chunk_count": len(item.drafts),
         "token_count": sum(d.token_count for d in item.drafts),
         "updated_at": now,

@@ -155,7 +155,9 @@ def escalation_to_document(*, escalation: Escalation, user: Any, audience: str |
     payload = json.dumps([_ticket_entry(escalation, audience)], ensure_ascii=False, indent=2).encode()
     upload = SimpleUploadedFile(f"ticket-{ticket_slug(escalation)}.json", payload, content_type="application/json")
     job = ingest_job_create(tenant=escalation.tenant, files=[upload], audience=audience, source_type="ticket",
-                            created_by_id=user.pk,
+                            created_by_id=user.pk, origin="escalation",
+                            # The primary key, never public_id: that is the asker's way back in.
+                            origin_ref=f"escalation #{escalation.pk}",
                             writer_audiences=member_audience_slugs(user=user, tenant_id=escalation.tenant_id))
     with tenant_context(escalation.tenant_id):
         Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id).update(knowledge_job=job)

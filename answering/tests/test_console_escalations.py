@@ -99,6 +99,7 @@ def test_a_resolution_turned_into_a_ticket_answers_the_same_question_next_time(a
     with rls_transaction(tenant_id=acme.tenant.id, all_audiences=True):
         document = Document.objects.get(tenant=acme.tenant, source_type="ticket")
     assert document.slug == f"ESC-{escalation.pk}"
+    assert (document.origin, document.origin_ref) == ("escalation", f"escalation #{escalation.pk}")
 
     again = answer(tenant=acme.tenant, audiences=["public"], question=QUESTION, use_default_chain=False)
     assert again.action == "answered", again.text

@@ -2,7 +2,8 @@
 
 `origin` is how it arrived: an upload (API or admin), the ingest command, a website sync, or
 an escalation's resolution. `origin_ref` is the file name, the URL or the escalation it came
-from, and `fetched_at` when a website page was last fetched. Documents stored before this
+from, and `fetched_at` when a website page was last fetched. An ingest job carries the origin
+its documents will get (an upload, or an escalation's resolution queued as a ticket). Documents stored before this
 migration came from the ingest command or the demo loader, which the default records.
 """
 
@@ -14,9 +15,16 @@ ALTER TABLE corpus_document
         CHECK (origin IN ('upload', 'command', 'website', 'escalation')),
     ADD COLUMN IF NOT EXISTS origin_ref varchar(2000) NOT NULL DEFAULT '',
     ADD COLUMN IF NOT EXISTS fetched_at timestamptz;
+ALTER TABLE corpus_ingestjob
+    ADD COLUMN IF NOT EXISTS origin varchar(16) NOT NULL DEFAULT 'upload'
+        CHECK (origin IN ('upload', 'command', 'website', 'escalation')),
+    ADD COLUMN IF NOT EXISTS origin_ref varchar(2000) NOT NULL DEFAULT '';
 """
 
 REVERSE = """
+ALTER TABLE corpus_ingestjob
+    DROP COLUMN IF EXISTS origin_ref,
+    DROP COLUMN IF EXISTS origin;
 ALTER TABLE corpus_document
     DROP COLUMN IF EXISTS fetched_at,
     DROP COLUMN IF EXISTS origin_ref,

@@ -9,8 +9,9 @@ from django.test import Client, override_settings
 
 from conftest import Cast
 from corpus.jobs import UploadRejected, ingest_job_create
-from corpus.models import IngestJob
+from corpus.models import Document, IngestJob
 from corpus.tests.helpers import documents
+from tenants.rls import rls_transaction
 
 IMMEDIATE = override_settings(TASKS={"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}})
 
@@ -32,6 +33,10 @@ def test_upload_runs_the_ingest_as_a_task(acme: Cast, tmp_path: Path, settings: 
     assert not Path(job.upload_dir).is_absolute()
     assert all(Path(tmp_path, job.upload_dir, n).resolve().is_relative_to(tmp_path) for n in job.file_names)
     assert ("doc", "setup") in documents(acme.tenant)
+    # Where each document came from: the uploader's file name, not a path of the worker.
+    with rls_transaction(tenant_id=acme.tenant.id, all_audiences=True):
+        origins = set(Document.objects.filter(tenant=acme.tenant).values_list("origin", "origin_ref"))
+    assert origins == {("upload", "setup.md"), ("upload", "evil.md")}
 
 
 def test_safe_names_never_climb_out_of_the_job_folder() -> None:
