@@ -45,3 +45,11 @@ class DocumentOrigin:
 
 
 COMMAND = DocumentOrigin()
+
+
+def source_url(*, origin: str, ref: str) -> str:
+    """The address a reader may follow to a source: a website page's URL, else nothing. Only
+    http(s): a reference is text a writer chose, and a `javascript:` one must never be a link."""
+    if origin == Document.Origin.WEBSITE and ref.lower().startswith(("https://", "http://")):
+        return ref
+    return ""

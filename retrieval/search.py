@@ -20,6 +20,7 @@ from django.conf import settings
 from psycopg import sql
 
 from corpus.embedding import get_encoder
+from corpus.origin import source_url
 from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
@@ -62,6 +63,8 @@ class Candidate(ChunkRef):
     vector_margin: float = 0.0  # cosine above the scope's chance level (retrieval.calibration)
     rerank_logit: float | None = None
     rerank_probability: float | None = None
+    origin: str = ""  # how the document arrived (corpus.models.Document.Origin)
+    url: str = ""  # a website page's address (corpus.origin.source_url), else empty
 
     @property
     def score(self) -> float:
@@ -252,7 +255,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
     rows = scope.fetch(ChunkQuery(
         select=sql.SQL(
             "c.id, c.document_id, c.heading_path, c.content, c.page, c.contested, d.slug, d.title, d.source_type,"
-            " d.version, d.effective_date, 1 - (c.embedding <=> %(v)s::vector) AS similarity,"
+            " d.version, d.effective_date, d.origin, d.origin_ref, 1 - (c.embedding <=> %(v)s::vector) AS similarity,"
             " tsvector_to_array(" + only_terms_sql() + ") AS matched"
         ),
         # Index: corpus_chunk_pkey. With nested loops the planner, trusting its too-low row
@@ -276,6 +279,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
             contested=row["contested"], fused_score=item.score, ranks=dict(item.ranks),
             vector_similarity=float(row["similarity"]),
             keyword_coverage=sum(stats.idf.get(t, 0.0) for t in matched) / total_idf, matched_terms=matched,
+            origin=row["origin"], url=source_url(origin=row["origin"], ref=row["origin_ref"]),
         ))
     return candidates
 

@@ -32,6 +32,8 @@ class Source(ChunkRef):
     page: int | None
     snippet: str
     effective_date: str | None
+    origin: str = ""  # upload, command, website or escalation; empty in answers cached before it was kept
+    url: str = ""  # the page a website source came from, for the reader to follow
 
     def as_dict(self) -> dict[str, Any]:
         return {"number": self.number, **{k: v for k, v in self.__dict__.items() if k != "number"}}
@@ -65,6 +67,7 @@ def _source(candidate: Candidate, number: int) -> Source:
         slug=candidate.slug, title=candidate.title, source_type=candidate.source_type,
         heading_path=candidate.heading_path, page=candidate.page, snippet=_snippet(candidate),
         effective_date=candidate.effective_date.isoformat() if candidate.effective_date else None,
+        origin=candidate.origin, url=candidate.url,
     )
 
 
