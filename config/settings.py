@@ -218,6 +218,14 @@ INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)
 INGEST_PARSE_SECONDS_PER_MB = env_float("INGEST_PARSE_SECONDS_PER_MB", default=1.0)
 INGEST_MAX_LINE_CHARS = env_int("INGEST_MAX_LINE_CHARS", default=100_000)
+# Website sync (corpus/websync, docs/decisions/0055). Private, loopback and link-local
+# addresses are refused unless this is on (the tests turn it on for loopback).
+WEBSYNC_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBSYNC_ALLOW_PRIVATE_ADDRESSES", default=False)
+WEBSYNC_DELAY_SECONDS = env_float("WEBSYNC_DELAY_SECONDS", default=1.0, minimum=0.0, maximum=60.0)
+WEBSYNC_TIMEOUT_SECONDS = env_float("WEBSYNC_TIMEOUT_SECONDS", default=10.0, minimum=0.1, maximum=120.0)
+WEBSYNC_MAX_PAGE_BYTES = env_int("WEBSYNC_MAX_PAGE_BYTES", default=5 * 1024 * 1024, minimum=1024)
+WEBSYNC_MAX_PAGES = env_int("WEBSYNC_MAX_PAGES", default=5000, minimum=1, maximum=100_000)
+WEBSYNC_MAX_RUN_SECONDS = env_int("WEBSYNC_MAX_RUN_SECONDS", default=3600, minimum=1)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
 # Definition lists read as one entity per term (corpus/parsers/outline.py); measured and not
@@ -240,6 +248,10 @@ CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
 CACHE_ENABLED = env_bool("CACHE_ENABLED", default=True)
 CACHE_SEMANTIC_MIN_SIMILARITY = env_float("CACHE_SEMANTIC_MIN_SIMILARITY", default=0.95, minimum=0.0, maximum=1.0)
 CACHE_TTL_SECONDS = env_int("CACHE_TTL_SECONDS", default=7 * 24 * 3600)
+
+# --- Front door (answering/chat/front.py) ----------------------------------------------------
+# A tenant slug: `/` redirects to that tenant's chat instead of listing the listed tenants.
+FRONT_DOOR_TENANT = env_optional("FRONT_DOOR_TENANT")
 
 # --- Demo ------------------------------------------------------------------------------------
 DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")

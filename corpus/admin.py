@@ -1,30 +1,40 @@
 """Documents (metadata, and chunk text through the tenant scope) and uploads in the console.
 
 A member sees the documents of their audiences only, and the ingest jobs that wrote only into
-them; only a tenant admin (role owner) or a superuser uploads, into audiences they hold
-(tenants/staff.py, docs/decisions/0033)."""
+them; only a tenant admin (role owner) or a superuser uploads, into audiences they hold, and
+archives, restores or deletes documents within them (corpus/lifecycle.py; tenants/staff.py,
+docs/decisions/0033 and 0056)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from psycopg import sql
 
 from corpus.ingest import SOURCE_TYPES
 from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.lifecycle import (DocumentNotFound, LifecycleOutcome, LifecycleRefused, contested_document_ids,
+                              document_archive, document_delete, document_restore, document_state)
 from corpus.models import Document, IngestJob
+from corpus.origin import source_url
 from tenants.admin import TenantScopedAdmin
+from tenants.models import Tenant
 from tenants.scope import ChunkQuery, TenantScope
 from tenants import staff
 from tenants.staff import staff_access
 
+LifecycleAction = Callable[..., LifecycleOutcome]
 
 def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[dict[str, Any]]:
     """A document's chunks in order, read through the tenant scope (archived ones too)."""
@@ -38,22 +48,46 @@ def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[
     ))
 
 
+class DocumentChangeList(ChangeList):
+    """The page's documents with their contested flag, read per tenant on the page in one
+    scoped chunk query (chunk rows pass row-level security only for one tenant at a time, so a
+    subquery in the list's own statement would see none): no query per row."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        access = staff_access(request)
+        by_tenant: dict[int, list[int]] = defaultdict(list)
+        for document in self.result_list:
+            by_tenant[document.tenant_id].append(document.pk)
+        contested: set[int] = set()
+        for tenant_id, ids in by_tenant.items():
+            contested |= contested_document_ids(tenant_id=tenant_id, audience_ids=access.audience_ids(tenant_id),
+                                                document_ids=ids)
+        for document in self.result_list:
+            document.contested = document.pk in contested
+
+
 @admin.register(Document)
 class DocumentAdmin(TenantScopedAdmin):
-    """Document metadata. Chunk text stays behind the tenant scope and is not listed here."""
+    """Document metadata, state and origin; archive, restore and delete for tenant admins
+    (corpus.lifecycle). Chunk text stays behind the tenant scope and is not listed here."""
 
     audience_field, audience_single = "audience_id", True
-    list_display = ["slug", "title", "tenant", "source_type", "audience", "status", "version",
-                    "effective_date", "chunk_count", "updated_at"]
-    list_filter = ["tenant", "source_type", "status", "audience__slug"]
+    list_display = ["slug", "title", "tenant", "source_type", "audience_slug", "state", "chunk_count",
+                    "last_ingested", "origin_display"]
+    list_filter = ["tenant", "source_type", "status", "origin", "audience__slug"]
     search_fields = ["slug", "title"]
     readonly_fields = [f.name for f in Document._meta.fields]
     list_select_related = ["tenant", "audience"]
+    actions = ["archive_documents", "restore_documents", "delete_documents"]
 
     change_form_template = "admin/corpus/document/change_form.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # documents arrive through ingest, which keeps chunks and hashes consistent
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return DocumentChangeList
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
                     extra_context: dict[str, Any] | None = None) -> Any:
@@ -66,7 +100,79 @@ class DocumentAdmin(TenantScopedAdmin):
         return super().change_view(request, object_id, form_url, context)
 
     def has_delete_permission(self, request: HttpRequest, obj: Document | None = None) -> bool:
-        return False  # archive through ingest --prune or supersession; deleting loses history
+        return False  # Django's own delete skips chunks and statistics: the delete action is corpus.lifecycle's
+
+    def has_lifecycle_permission(self, request: HttpRequest) -> bool:
+        return bool(staff_access(request).admin_tenant_ids())
+
+    # -- columns -------------------------------------------------------------------------
+    @admin.display(description="audience", ordering="audience__slug")
+    def audience_slug(self, obj: Document) -> str:
+        return obj.audience.slug
+
+    @admin.display(description="status")
+    def state(self, obj: Document) -> str:
+        state = document_state(obj)
+        return f"{state}, contested" if getattr(obj, "contested", False) else state
+
+    @admin.display(description="last ingested", ordering="updated_at")
+    def last_ingested(self, obj: Document) -> Any:
+        return obj.updated_at
+
+    @admin.display(description="origin", ordering="origin")
+    def origin_display(self, obj: Document) -> str:
+        url = source_url(origin=obj.origin, ref=obj.origin_ref)
+        if url:
+            return format_html('{}: <a href="{}" rel="noopener noreferrer">{}</a>', obj.get_origin_display(), url, url)
+        return format_html("{}: {}", obj.get_origin_display(), obj.origin_ref or "—")
+
+    # -- actions -------------------------------------------------------------------------
+    @admin.action(description="Archive the selected documents (out of search)", permissions=["lifecycle"])
+    def archive_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        self._apply(request, queryset, document_archive)
+
+    @admin.action(description="Restore the selected documents (back into search)", permissions=["lifecycle"])
+    def restore_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        self._apply(request, queryset, document_restore)
+
+    @admin.action(description="Delete the selected documents and their chunks", permissions=["lifecycle"])
+    def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> Any:
+        if request.POST.get("confirm") != "yes":
+            return TemplateResponse(request, "admin/corpus/document/delete_documents.html", {
+                **self.admin_site.each_context(request), "title": "Delete documents", "opts": self.model._meta,
+                "documents": list(queryset), "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            })
+        self._apply(request, queryset, document_delete)
+        return None
+
+    def _apply(self, request: HttpRequest, queryset: QuerySet[Document], action: LifecycleAction) -> None:
+        """One lifecycle call (one transaction) per tenant among the selected rows; the queryset
+        holds only rows within the member's audiences, and only tenant admins act."""
+        access = staff_access(request)
+        by_tenant: dict[int, list[int]] = defaultdict(list)
+        for tenant_id, pk in queryset.values_list("tenant_id", "pk"):
+            by_tenant[tenant_id].append(pk)
+        for tenant_id, ids in sorted(by_tenant.items()):
+            tenant = Tenant.objects.get(pk=tenant_id)
+            if not access.is_admin(tenant_id):
+                messages.error(request, f"{tenant.slug}: only a tenant admin archives, restores or deletes documents.")
+                continue
+            try:
+                outcome = action(tenant=tenant, document_ids=ids, audience_ids=access.audience_ids(tenant_id))
+            except (LifecycleRefused, DocumentNotFound) as exc:
+                messages.error(request, f"{tenant.slug}: {exc}")
+                continue
+            messages.info(request, _outcome_message(tenant.slug, outcome))
+
+
+def _outcome_message(tenant_slug: str, outcome: LifecycleOutcome) -> str:
+    done = {"archive": "archived", "restore": "restored", "delete": "deleted"}[outcome.action]
+    text = f"{tenant_slug}: {len(outcome.changed)} document(s) {done}, {len(outcome.chunk_ids)} chunk(s)"
+    if outcome.unchanged:
+        text += f"; {len(outcome.unchanged)} already {done}"
+    if outcome.released:
+        text += f"; {len(outcome.released)} document(s) they superseded stay archived and can be restored"
+    return text + "."
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -178,3 +284,4 @@ class IngestJobAdmin(TenantScopedAdmin):
     @admin.display(description="report")
     def report_display(self, obj: IngestJob) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.report, indent=2)) if obj.report else "—"
+from corpus.websync import admin as websync_admin  # noqa: E402,F401  (web sources, issue 19 item 3)

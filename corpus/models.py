@@ -98,3 +98,85 @@ class IngestJob(LogMirror):
 
     def __str__(self) -> str:
         return f"ingest #{self.pk} ({self.tenant.slug}, {self.status})"
+
+
+class WebSource(LogMirror):
+    """A website a tenant syncs its documents from (corpus.websync, docs/decisions/0055)."""
+
+    class Kind(models.TextChoices):
+        START = "start", "Start URL (follow links on the same host)"
+        SITEMAP = "sitemap", "sitemap.xml"
+
+    class Schedule(models.TextChoices):
+        DAILY = "daily", "Daily"
+        WEEKLY = "weekly", "Weekly"
+        MANUAL = "manual", "Manual (sync now only)"
+
+    class Status(models.TextChoices):
+        NEVER = "never", "Never run"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="web_sources")
+    audience = models.ForeignKey(Audience, on_delete=models.RESTRICT, related_name="+")
+    name = models.CharField(max_length=200, blank=True, default="")
+    start_url = models.CharField(max_length=2000)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.START)
+    # One pattern a line, matched against the URL's path (fnmatch: /docs/*).
+    include_patterns = models.TextField(blank=True, default="")
+    exclude_patterns = models.TextField(blank=True, default="")
+    page_limit = models.IntegerField(default=200)
+    schedule = models.CharField(max_length=8, choices=Schedule.choices, default=Schedule.MANUAL)
+    # The scheduled run in force: a queued scheduled run whose time is not this one is stale.
+    next_run_at = models.DateTimeField(null=True, blank=True)
+    last_status = models.CharField(max_length=16, choices=Status.choices, default=Status.NEVER)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_report = models.JSONField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta(LogMirror.Meta):
+        db_table = "corpus_websource"
+
+    def __str__(self) -> str:
+        return self.name or self.start_url
+
+
+class WebPage(Mirror):
+    """One URL a web source fetched or refused, with what the next fetch needs to be conditional."""
+
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        INGESTED = "ingested", "Ingested"
+        UNCHANGED = "unchanged", "Unchanged"
+        SKIPPED = "skipped", "Skipped"
+        ERROR = "error", "Error"
+        GONE = "gone", "Gone (archived)"
+        DUPLICATE = "duplicate", "Duplicate of its canonical URL"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(WebSource, on_delete=models.CASCADE, related_name="pages")
+    url = models.CharField(max_length=2000)
+    # The document's identity: <link rel=canonical> on the same host, else the URL after redirects.
+    canonical_url = models.CharField(max_length=2000, blank=True, default="")
+    etag = models.CharField(max_length=500, blank=True, default="")
+    last_modified = models.CharField(max_length=100, blank=True, default="")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.NEW)
+    http_status = models.IntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    # Same-host links of the last good fetch: a page that answers 304 is followed through them.
+    links = models.JSONField(default=list)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta(Mirror.Meta):
+        db_table = "corpus_webpage"
+        ordering = ["url"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "source", "url"],
+                                               name="corpus_webpage_source_url_uniq")]
+
+    def __str__(self) -> str:
+        return self.url

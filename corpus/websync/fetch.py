@@ -1,0 +1,186 @@
+"""Fetching untrusted pages: public addresses only, every hop checked, everything bounded.
+
+A URL's host is resolved and every address it resolves to is checked before connecting, and
+again for each redirect (followed here, never by httpx, at most MAX_REDIRECTS). The request
+then goes to the address that was checked, with the name in the Host header and in TLS (SNI),
+so a second lookup by the HTTP client cannot be answered differently (DNS rebinding).
+Private, loopback, link-local, multicast, reserved and unspecified addresses are refused unless
+WEBSYNC_ALLOW_PRIVATE_ADDRESSES is on (docs/decisions/0055).
+
+Bounds: a connect/read timeout per request, a wall-clock deadline per request and per run,
+and a byte limit per response read as a stream (a larger body is cut off and refused).
+Requests to one host are spaced by WEBSYNC_DELAY_SECONDS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from django.conf import settings
+
+MAX_REDIRECTS = 5
+REDIRECTS = (301, 302, 303, 307, 308)
+
+Resolver = Callable[[str, int], list[str]]
+
+
+class Refused(ValueError):
+    """A URL this server will not fetch: why is in the message."""
+
+
+class UnsafeAddress(Refused):
+    """A host that resolves to a private, loopback or link-local address (or does not resolve)."""
+
+
+def user_agent() -> str:
+    return f"Answerdesk-sync/1.0 (+{settings.PUBLIC_BASE_URL})"
+
+
+ROBOTS_AGENT = "Answerdesk-sync"
+
+
+def system_resolve(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def _refused_address(text: str) -> bool:
+    address = ipaddress.ip_address(text.split("%")[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return (address.is_private or address.is_loopback or address.is_link_local or address.is_multicast
+            or address.is_reserved or address.is_unspecified or not address.is_global)
+
+
+def check_url(url: str, *, resolve: Resolver = system_resolve) -> list[str]:
+    """The addresses `url` may be fetched from, or Refused naming the reason."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(f"{url[:200]}: only http:// and https:// URLs with a host are fetched")
+    if parts.username or parts.password:
+        raise Refused(f"{url[:200]}: a URL may not carry credentials")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        addresses = resolve(parts.hostname, port)
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise UnsafeAddress(f"cannot resolve {parts.hostname}: {exc}") from exc
+    if not addresses:
+        raise UnsafeAddress(f"cannot resolve {parts.hostname}: no address")
+    if not settings.WEBSYNC_ALLOW_PRIVATE_ADDRESSES:
+        for text in addresses:
+            if _refused_address(text):
+                raise UnsafeAddress(f"{parts.hostname} resolves to {text}, a private, loopback or link-local address; "
+                              "website sync fetches public addresses only")
+    return addresses
+
+
+@dataclass
+class Response:
+    url: str  # after redirects
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    redirects: list[str] = field(default_factory=list)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+class Fetcher:
+    """One run's HTTP client: checked, pinned, throttled, bounded."""
+
+    def __init__(self, *, deadline: float, resolve: Resolver = system_resolve,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.deadline = deadline
+        self.resolve = resolve
+        self.sleep = sleep
+        self.requests = 0
+        self.delay = settings.WEBSYNC_DELAY_SECONDS  # raised by a robots.txt Crawl-delay
+        self._last_request: dict[str, float] = {}
+        timeout = settings.WEBSYNC_TIMEOUT_SECONDS
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
+                                    follow_redirects=False, trust_env=False)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> Fetcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, url: str, *, headers: Mapping[str, str] | None = None,
+            same_host: str | None = None) -> Response:
+        """GET `url`, following redirects by hand; each hop is checked before it is connected.
+        `same_host`: a redirect to another host (scheme://host:port) is Refused."""
+        hops: list[str] = []
+        current = url
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._one(current, headers or {})
+            location = response.headers.get("location")
+            if response.status not in REDIRECTS or not location:
+                response.redirects = hops
+                return response
+            hops.append(current)
+            current = urljoin(current, location).split("#", 1)[0]
+            if same_host is not None and origin_of(current) != same_host:
+                # Checked for safety first (the refusal names the address), then for the host.
+                check_url(current, resolve=self.resolve)
+                raise Refused(f"redirect to {current[:200]} leaves {same_host}")
+        raise Refused(f"more than {MAX_REDIRECTS} redirects from {url[:200]}")
+
+    def _throttle(self, host: str) -> None:
+        last = self._last_request.get(host)
+        if last is not None:
+            wait = self.delay - (time.monotonic() - last)
+            if wait > 0:
+                if time.monotonic() + wait > self.deadline:
+                    raise TimeoutError("the run's time budget is spent")
+                self.sleep(wait)
+        self._last_request[host] = time.monotonic()
+
+    def _one(self, url: str, headers: Mapping[str, str]) -> Response:
+        if time.monotonic() >= self.deadline:
+            raise TimeoutError("the run's time budget is spent")
+        addresses = check_url(url, resolve=self.resolve)
+        parsed = httpx.URL(url)
+        self._throttle(origin_of(url))
+        pinned = str(parsed.copy_with(host=addresses[0].split("%")[0]))
+        extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
+        request_headers = {"User-Agent": user_agent(), "Accept-Encoding": "identity",
+                           "Host": parsed.netloc.decode("ascii"), **headers}
+        self.requests += 1
+        limit = settings.WEBSYNC_MAX_PAGE_BYTES
+        # A slow server may keep each read under the timeout: the page's own deadline cuts it off.
+        page_deadline = min(self.deadline, time.monotonic() + 4 * settings.WEBSYNC_TIMEOUT_SECONDS)
+        with self._client.stream("GET", pinned, headers=request_headers, extensions=extensions) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise Refused(f"{url[:200]} declares {int(declared):,} bytes, over the {limit:,}-byte limit")
+            body = bytearray()
+            for piece in response.iter_raw():
+                body += piece
+                if len(body) > limit:
+                    raise Refused(f"{url[:200]} is over the {limit:,}-byte limit")
+                if time.monotonic() > page_deadline:
+                    raise TimeoutError(f"{url[:200]} took longer than its time budget")
+            return Response(url=url, status=response.status_code, headers=dict(response.headers.items()),
+                            body=bytes(body))
+
+
+def origin_of(url: str) -> str:
+    """scheme://host[:port], lower-cased: what "the same host" compares."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port and parts.port != {"http": 80, "https": 443}.get(parts.scheme) else ""
+    return f"{parts.scheme.lower()}://{host}{port}"
