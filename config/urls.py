@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from answering.chat import front
 from config import health
 from config.api import api, openai_api
 from tenants.loginlimits import login_rate_limited
@@ -10,6 +11,7 @@ admin.site.site_title = "Answerdesk"
 admin.site.index_title = "Support operations"
 
 urlpatterns = [
+    path("", front.front_door, name="front_door"),
     path("health", health.health, name="health"),
     # Ahead of the admin's own login URL, which it shadows: same view, with attempt limits.
     path("admin/login/", login_rate_limited(admin.site.login)),

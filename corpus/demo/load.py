@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from corpus.demo.declared import LANGUAGE_TENANTS, TENANTS, source_paths, tenant_folder
+import yaml
+
+from corpus.demo.declared import DEMO_DIR, LANGUAGE_TENANTS, TENANTS, source_paths, tenant_folder
 from corpus.ingest import IngestReport, ingest_paths
 from corpus.manifest import MANIFEST_NAME
 from tenants import actions
@@ -27,4 +29,12 @@ def demo_load(*, force: bool = False, progress: bool = False,
         folder = tenant_folder(slug)
         reports.append(ingest_paths(tenant=tenant, paths=source_paths(folder), manifest=folder / MANIFEST_NAME,
                                     progress=progress, say=say))
+    demo_settings_apply()
     return reports
+
+
+def demo_settings_apply() -> None:
+    """The demo tenants' settings (tenants.yaml: listed on the front door), data not code."""
+    settings = yaml.safe_load((DEMO_DIR / "tenants.yaml").read_text(encoding="utf-8")) or {}
+    for slug, values in settings.items():
+        Tenant.objects.filter(slug=slug).update(listed=bool(values.get("listed", False)))
