@@ -15,6 +15,7 @@ from django.http import HttpRequest
 from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
+from corpus.apischemas import ErrorOut
 from corpus.ingest import SOURCE_TYPES
 from corpus.jobs import UploadRejected, ingest_job_create
 from corpus.models import IngestJob
@@ -37,15 +38,6 @@ class JobOut(Schema):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
-
-
-class ErrorDetail(Schema):
-    code: str
-    message: str
-
-
-class ErrorOut(Schema):
-    error: ErrorDetail
 
 
 def _job_body(job: IngestJob) -> dict[str, Any]:
@@ -94,3 +86,10 @@ def job_detail(request: HttpRequest, job_id: int) -> Any:
     if job is None:
         raise NotFound(f"no job {job_id}")
     return Status(200, _job_body(job))
+
+
+# Listing, reading, archiving, restoring and deleting documents: a module of their own, served
+# under this router so config/api.py keeps one documents router (imported last: it reuses ErrorOut).
+from corpus.api_documents import router as lifecycle_router  # noqa: E402
+
+router.add_router("/", lifecycle_router)
