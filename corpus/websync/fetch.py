@@ -34,6 +34,10 @@ class Refused(ValueError):
     """A URL this server will not fetch: why is in the message."""
 
 
+class RunOutOfTime(TimeoutError):
+    """The run's time budget is spent: the crawl stops here."""
+
+
 class UnsafeAddress(Refused):
     """A host that resolves to a private, loopback or link-local address (or does not resolve)."""
 
@@ -143,13 +147,13 @@ class Fetcher:
             wait = self.delay - (time.monotonic() - last)
             if wait > 0:
                 if time.monotonic() + wait > self.deadline:
-                    raise TimeoutError("the run's time budget is spent")
+                    raise RunOutOfTime("the run's time budget is spent")
                 self.sleep(wait)
         self._last_request[host] = time.monotonic()
 
     def _one(self, url: str, headers: Mapping[str, str]) -> Response:
         if time.monotonic() >= self.deadline:
-            raise TimeoutError("the run's time budget is spent")
+            raise RunOutOfTime("the run's time budget is spent")
         addresses = check_url(url, resolve=self.resolve)
         parsed = httpx.URL(url)
         self._throttle(origin_of(url))

@@ -34,7 +34,8 @@ from corpus.origin import DocumentOrigin
 from corpus.parsers import ParseError
 from corpus.rights import Writer
 from corpus.websync import crawl
-from corpus.websync.fetch import Fetcher, Refused, Resolver, Response, UnsafeAddress, origin_of, system_resolve
+from corpus.websync.fetch import (Fetcher, Refused, Resolver, Response, RunOutOfTime, UnsafeAddress, origin_of,
+                                  system_resolve)
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -183,8 +184,8 @@ def _crawl(state: _Crawl) -> None:
         if state.pages >= limit:
             _stop(state, f"page limit {limit} reached")
             break
-        if time.monotonic() >= state.fetcher.deadline:
-            _stop(state, "the run's time budget is spent")
+        if state.report.stopped or time.monotonic() >= state.fetcher.deadline:
+            _stop(state, state.report.stopped or "the run's time budget is spent")
             break
         reason = _refusal(state, url, include=include, exclude=exclude)
         if reason:
@@ -284,6 +285,9 @@ def _visit(state: _Crawl, url: str) -> list[str]:
         response = state.fetcher.get(url, headers=_conditional(known), same_host=state.origin)
     except Refused as exc:
         _skip(state, url, f"refused: {exc}")
+        return []
+    except RunOutOfTime as exc:
+        _stop(state, str(exc))
         return []
     except (httpx.HTTPError, OSError, TimeoutError) as exc:
         _error(state, url, f"{type(exc).__name__}: {exc}"[:500])

@@ -52,7 +52,8 @@ def test_tenant_tables_are_distributed_and_the_shared_ones_are_reference() -> No
         schema = read_schema(cursor)
     kinds = {name: kind_of(table) for name, table in schema.tables.items()}
     for name in ("corpus_chunk", "corpus_document", "corpus_term_stats", "corpus_audience_stats",
-                 "cachelayer_entry", "answering_trace", "answering_escalation", "corpus_ingestjob"):
+                 "cachelayer_entry", "answering_trace", "answering_escalation", "corpus_ingestjob",
+                 "corpus_websource", "corpus_webpage"):
         assert kinds[name] == "distributed", name
     for name in ("tenants_tenant", "tenants_audience", "auth_user"):
         assert kinds[name] == "reference", name
