@@ -32,7 +32,8 @@ class WebSourceForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        tenant, audience = cleaned.get("tenant"), cleaned.get("audience")
+        tenant = cleaned.get("tenant") or (self.instance.tenant if self.instance.tenant_id else None)
+        audience = cleaned.get("audience")
         if tenant is None or audience is None or not cleaned.get("start_url"):
             return cleaned
         try:
@@ -58,9 +59,13 @@ class WebSourceAdmin(TenantScopedAdmin):
     actions = ["sync_now"]
     readonly_fields = ["last_status", "last_run_at", "next_run_at", "last_error", "report_display", "created_at"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: WebSource | None = None) -> list[str]:
+        # A source stays with its tenant: its pages and documents are that tenant's.
+        return [*self.readonly_fields, "tenant"] if obj is not None else self.readonly_fields
+
     def save_model(self, request: HttpRequest, obj: WebSource, form: Any, change: bool) -> None:
         data = form.cleaned_data
-        source = websource_save(tenant=data["tenant"], audience=data["audience"], values=data,
+        source = websource_save(tenant=obj.tenant if change else data["tenant"], audience=data["audience"], values=data,
                                 source_id=obj.pk if change else None, created_by_id=request.user.pk)
         obj.pk = source.pk
 
