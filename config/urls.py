@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from answering.chat import front
+from answering.chat import embed, front
 from config import health
 from config.api import api, openai_api
 from tenants.loginlimits import login_rate_limited
@@ -12,6 +12,7 @@ admin.site.index_title = "Support operations"
 
 urlpatterns = [
     path("", front.front_door, name="front_door"),
+    path("embed.js", embed.embed_script, name="embed_script"),
     path("health", health.health, name="health"),
     # Ahead of the admin's own login URL, which it shadows: same view, with attempt limits.
     path("admin/login/", login_rate_limited(admin.site.login)),

@@ -11,12 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.conf import settings
+from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.html import format_html
 
-from tenants import actions, staff
+from tenants import actions, embed, staff
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
 from tenants.staff import StaffAccess, staff_access
 
@@ -142,13 +144,54 @@ def save_tenant_rows(form: Any, formset: Any) -> None:
         obj.delete()
 
 
+class TenantForm(forms.ModelForm):
+    """The tenant change page. The embed secret is never a field (and never listed): it is
+    only (re)generated, and shown once, in the message after saving."""
+
+    regenerate_embed_secret = forms.BooleanField(
+        required=False, label="(Re)generate the embed secret",
+        help_text="Your server signs signed-in customers' widget tokens with it (README, Embedding). "
+                  "The new secret is shown once, after saving; tokens signed with the old one stop working.")
+
+    class Meta:
+        model = Tenant
+        exclude = ["embed_secret"]
+        widgets = {"embed_origins": forms.Textarea(attrs={"rows": 3, "cols": 60})}
+        help_texts = {
+            "embed_origins": "Sites that may show the chat widget, one origin per line: scheme://host[:port], "
+                             "e.g. https://help.example.com. Empty: the widget works nowhere.",
+            "listed": "Link this tenant's chat page from the server's front page.",
+        }
+
+    def clean_embed_origins(self) -> str:
+        try:
+            return "\n".join(embed.embed_origins_parse(text=self.cleaned_data.get("embed_origins", "")))
+        except embed.OriginInvalid as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
 @admin.register(Tenant)
 class TenantAdmin(TenantScopedAdmin):
     tenant_field = "id"
     admin_writes = True
-    list_display = ["slug", "name", "text_search_config", "created_at"]
+    form = TenantForm
+    list_display = ["slug", "name", "listed", "text_search_config", "created_at"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["created_at"]
+    readonly_fields = ["created_at", "embed_snippet", "embed_secret_state"]
+
+    @admin.display(description="Embed snippet")
+    def embed_snippet(self, obj: Tenant) -> str:
+        if obj.pk is None:
+            return "-"
+        snippet = (f'<script src="{settings.PUBLIC_BASE_URL.rstrip("/")}/embed.js" '
+                   f'data-tenant="{obj.slug}" async></script>')
+        return format_html('<textarea readonly rows="2" cols="90" aria-label="Embed snippet" class="embed-snippet">'
+                           '{}</textarea><div class="help">Paste it into any page of a site listed under embed '
+                           'origins. For signed-in customers add data-token="…" (README, Embedding).</div>', snippet)
+
+    @admin.display(description="Embed secret")
+    def embed_secret_state(self, obj: Tenant) -> str:
+        return "set (hidden; regenerate to replace it)" if obj.embed_secret else "not set: the widget reads public answers only"
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return request.user.is_superuser
@@ -160,10 +203,13 @@ class TenantAdmin(TenantScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
-            return
-        created = actions.tenant_create(slug=obj.slug, name=obj.name, text_search_config=obj.text_search_config,
-                                         language=obj.language)
-        obj.pk = created.pk
+        else:
+            created = actions.tenant_create(slug=obj.slug, name=obj.name, text_search_config=obj.text_search_config,
+                                             language=obj.language)
+            obj.pk = created.pk
+        if form.cleaned_data.get("regenerate_embed_secret"):
+            secret = embed.embed_secret_rotate(tenant_id=obj.pk)
+            messages.warning(request, f"The new embed secret of {obj.slug}, shown this once: {secret}")
 
 
 @admin.register(Audience)

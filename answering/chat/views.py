@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -32,7 +33,7 @@ def _user_id(request: HttpRequest) -> int | None:
     return request.user.pk if request.user.is_authenticated else None
 
 
-def _notice(request: HttpRequest, message: str, status: int) -> HttpResponse:
+def notice(request: HttpRequest, message: str, status: int) -> HttpResponse:
     """Problems with the question go to the notice under the form, not into the conversation."""
     response = render(request, f"{PAGE}#notice", {"message": message}, status=status)
     return reswap(retarget(response, "#ask-notice"), "innerHTML")
@@ -51,24 +52,33 @@ def chat_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 @in_chat_language
 def chat_ask(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
+    return ask_turn(request, tenant=tenant, user_id=_user_id(request),
+                    stream_url=lambda pending_id: reverse("chat:stream", kwargs={"tenant_slug": tenant.slug})
+                    + f"?id={pending_id}")
+
+
+def ask_turn(request: HttpRequest, *, tenant: Tenant, user_id: int | None,
+             stream_url: Callable[[str], str]) -> HttpResponse:
+    """A question from the page (or the embedded page, answering/chat/embed.py): rate limit,
+    parse, keep it for the stream, render the turn that opens the stream."""
     decision = rate_limit(bucket=f"chat-addr:{client_address(request)}",
                           limit=settings.CHAT_RATE_LIMIT_PER_ADDRESS, window_seconds=RATE_WINDOW_SECONDS)
     if not decision.allowed:
-        response = _notice(request, gettext("You are asking faster than we can answer. Please wait %(seconds)s "
-                                            "seconds and ask again.") % {"seconds": decision.retry_after}, 429)
+        response = notice(request, gettext("You are asking faster than we can answer. Please wait %(seconds)s "
+                                           "seconds and ask again.") % {"seconds": decision.retry_after}, 429)
         response["Retry-After"] = str(decision.retry_after)
         return response
     try:
         ask = ask_input_parse(data=request.POST)
     except AskInvalid as exc:
-        return _notice(request, str(exc), 400)
+        return notice(request, str(exc), 400)
     turn_id = uuid.uuid4().hex[:12]
     pending_id = pending_ask_store(ask=PendingAsk(
-        tenant_id=tenant.id, user_id=_user_id(request), question=ask.question, history=ask.history,
+        tenant_id=tenant.id, user_id=user_id, question=ask.question, history=ask.history,
         conversation_id=ask.conversation_id, turn_id=turn_id,
     ))
-    stream_url = reverse("chat:stream", kwargs={"tenant_slug": tenant.slug}) + f"?id={pending_id}"
-    return render(request, f"{PAGE}#turn", {"turn_id": turn_id, "question": ask.question, "stream_url": stream_url})
+    return render(request, f"{PAGE}#turn", {"turn_id": turn_id, "question": ask.question,
+                                            "stream_url": stream_url(pending_id)})
 
 
 def stream_audiences(request: HttpRequest, tenant: Tenant) -> list[str]:
@@ -101,6 +111,12 @@ def chat_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse
 @in_chat_language
 def chat_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
+    return feedback_turn(request, tenant=tenant, audiences=access.chat_audiences(tenant=tenant, user=request.user))
+
+
+def feedback_turn(request: HttpRequest, *, tenant: Tenant, audiences: list[str]) -> HttpResponse:
+    """A vote on an answer this visitor was shown (the ticket says which); `audiences` are the
+    visitor's, so a vote never reaches a trace they could not read."""
     try:
         trace_id = feedback_ticket_read(ticket=request.POST.get("ticket", ""), tenant_id=tenant.id)
     except TokenInvalid as exc:
@@ -108,7 +124,7 @@ def chat_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     vote = request.POST.get("vote", "")
     if vote not in ("1", "-1"):
         return HttpResponse("vote must be 1 or -1", status=400, content_type="text/plain")
-    if not feedback_record(tenant=tenant, audiences=access.chat_audiences(tenant=tenant, user=request.user),
+    if not feedback_record(tenant=tenant, audiences=audiences,
                            trace_id=trace_id, vote=int(vote), comment=request.POST.get("comment", "")):
         raise Http404("No such answer.")
     return render(request, f"{PAGE}#thanks", {"vote": int(vote)})

@@ -103,7 +103,36 @@
     });
   }
 
+  // The embedded chat (answering/chat/embed.py): the streamed fragments post to the page's own
+  // URLs (feedback, follow-up contact), which want the session's CSRF cookie; embedded, the
+  // same requests go to their cookie-free twins under embed/, with the ticket in hx-headers.
+  var EMBED_TWINS = /^(\/t\/[^\/]+\/)(feedback|f\/[^\/]+\/contact)$/;
+
+  function embedSetup() {
+    document.body.addEventListener("htmx:configRequest", function (event) {
+      var twin = EMBED_TWINS.exec(event.detail.path);
+      if (twin) { event.detail.path = twin[1] + "embed/" + twin[2]; }
+    });
+    // A link out of the frame (a follow-up page) opens a tab: the site is not framable elsewhere.
+    document.addEventListener("click", function (event) {
+      var link = event.target.closest && event.target.closest("a[href]:not(.marker)");
+      if (link && link.getAttribute("href").charAt(0) !== "#") { link.target = "_blank"; link.rel = "noopener"; }
+    });
+    // Escape with focus inside the frame reaches only this document: ask the host page to close
+    // the panel (unless Escape is closing the sources sheet). The message carries nothing else.
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || document.getElementById("sources").classList.contains("is-open")) { return; }
+      if (window.parent !== window) { window.parent.postMessage({ answerdesk: "close" }, "*"); }
+    }, true);
+    window.addEventListener("message", function (event) {
+      if (event.source === window.parent && event.data && event.data.answerdesk === "focus") {
+        document.getElementById("question").focus();
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    if (document.body.hasAttribute("data-embed")) { embedSetup(); }
     checkFollowups();
     document.body.addEventListener("htmx:oobAfterSwap", rememberFollowups);
     document.body.addEventListener("htmx:afterSettle", rememberFollowups);
