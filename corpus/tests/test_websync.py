@@ -174,3 +174,23 @@ def test_an_oversized_page_is_cut_off_and_reported(acme: Cast, encoder: Encoder,
     assert skipped["reason"].startswith(f"refused: {site.base}/ declares ") and "over the 2,048-byte limit" in \
         skipped["reason"]
     assert web_docs(acme, site) == {}
+
+
+def test_slugs_urls_patterns_and_robots_readings() -> None:
+    assert crawl.normalize("HTTPS://Help.Acme.test:443/a#top") == "https://help.acme.test/a"
+    assert crawl.slug_path("https://help.acme.test/") == "web/help.acme.test/index"
+    assert crawl.slug_path("https://help.acme.test/docs/setup.html") == "web/help.acme.test/docs/setup"
+    assert crawl.slug_path("http://127.0.0.1:8000/a/../b") .startswith("web/127.0.0.1-8000/a/b-")
+    assert crawl.slug_path("https://h.test/p?id=1") != crawl.slug_path("https://h.test/p?id=2")
+    assert crawl.pattern_reason("https://h.test/blog/x", include=[], exclude=["/blog/*"]) == \
+        "excluded by pattern /blog/*"
+    assert crawl.pattern_reason("https://h.test/about", include=["/docs/*"], exclude=[]) == \
+        "matches no include pattern"
+    assert crawl.pattern_reason("https://h.test/docs/a", include=["/docs/*"], exclude=[]) is None
+    page = "https://h.test/page"
+    assert crawl.robots_allow(crawl.robots_from(404, b""), page)
+    assert not crawl.robots_allow(crawl.robots_from(403, b""), page)
+    assert not crawl.robots_allow(crawl.robots_from(503, b""), page)
+    assert not crawl.robots_allow(crawl.robots_from(None, b""), page)
+    assert not crawl.robots_allow(crawl.robots_from(200, b"User-agent: Answerdesk-sync\nDisallow: /\n"), page)
+    assert crawl.robots_delay(crawl.robots_from(200, b"User-agent: *\nCrawl-delay: 3\n")) == 3.0

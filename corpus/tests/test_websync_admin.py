@@ -140,6 +140,9 @@ def test_a_scheduled_source_chains_its_runs_on_the_worker_with_run_after(
         assert after.last_status == "succeeded"
         assert dt.timedelta(hours=23) < after.next_run_at - timezone.now() <= dt.timedelta(days=1)
         assert [r.run_after for r in queued_for(source)] == [due, after.next_run_at]
+        # The worker `make run` starts (db_worker) takes only tasks whose run_after has passed.
+        ready = set(DBTaskResult.objects.ready().values_list("run_after", flat=True))
+        assert due in ready and after.next_run_at not in ready
         # The first queued run, now stale (the chain moved on), does nothing.
         stale = websync_task_run(tenant_id=acme.tenant.id, source_id=source.pk, due=due.isoformat())
         assert stale == {"skipped": "a stale scheduled run: the schedule changed since it was queued"}

@@ -166,6 +166,10 @@ class Fetcher:
         # A slow server may keep each read under the timeout: the page's own deadline cuts it off.
         page_deadline = min(self.deadline, time.monotonic() + 4 * settings.WEBSYNC_TIMEOUT_SECONDS)
         with self._client.stream("GET", pinned, headers=request_headers, extensions=extensions) as response:
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):
+                # Asked for identity; a compressed body is not inflated here (no decompression bomb).
+                raise Refused(f"{url[:200]} came {encoding}-encoded although identity was asked for")
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > limit:
                 raise Refused(f"{url[:200]} declares {int(declared):,} bytes, over the {limit:,}-byte limit")
