@@ -90,6 +90,8 @@ def job_detail(request: HttpRequest, job_id: int) -> Any:
 
 # Listing, reading, archiving, restoring and deleting documents: a module of their own, served
 # under this router so config/api.py keeps one documents router (imported last: it reuses ErrorOut).
+from corpus.api_documents import LIST_RESPONSES, LIST_SUMMARY, documents_list  # noqa: E402
 from corpus.api_documents import router as lifecycle_router  # noqa: E402
 
+router.add_api_operation("/documents", ["GET"], documents_list, response=LIST_RESPONSES, summary=LIST_SUMMARY)
 router.add_router("/", lifecycle_router)

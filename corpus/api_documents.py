@@ -101,8 +101,12 @@ def _detail(principal: KeyPrincipal, held: list[int], slug: str, source_type: st
     return _body(document, contested=contested)
 
 
-@router.get("/documents", response={200: DocumentListOut, **ERRORS},
-            summary="The documents the key may read, newest change first; filter by status, type and audience")
+# GET /documents shares its URL with the upload (POST) and so is added to corpus/api.py's router:
+# Django matches a URL once, whatever the method, so one path lives in one router.
+LIST_RESPONSES = {200: DocumentListOut, **ERRORS}
+LIST_SUMMARY = "The documents the key may read, newest change first; filter by status, type and audience"
+
+
 def documents_list(request: HttpRequest, filters: Query[DocumentFilters]) -> Any:
     principal, held = _principal(request)
     audience_id = None

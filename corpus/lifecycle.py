@@ -203,6 +203,9 @@ def document_page(*, tenant: Tenant, audience_ids: Collection[int], state: str |
                   audience_id: int | None, limit: int, offset: int) -> DocumentPage:
     """One page of the visible documents, newest change first, with their contested flags
     (two queries and the count, whatever the page size)."""
+    # Read before the writer's context: a scoped read nested in it would clear its settings on the way out.
+    contested_ids = (contested_document_ids(tenant_id=tenant.id, audience_ids=audience_ids)
+                     if state == CONTESTED else set())
     with ChunkWriter(tenant_id=tenant.id).rls_context():
         documents = _visible(tenant=tenant, audience_ids=audience_ids)
         if source_type is not None:
@@ -216,8 +219,7 @@ def document_page(*, tenant: Tenant, audience_ids: Collection[int], state: str |
         elif state == SUPERSEDED:
             documents = documents.filter(superseded_by__isnull=False)
         elif state == CONTESTED:
-            documents = documents.filter(pk__in=sorted(contested_document_ids(tenant_id=tenant.id,
-                                                                              audience_ids=audience_ids)))
+            documents = documents.filter(pk__in=sorted(contested_ids))
         total = documents.count()
         page = list(documents.select_related("audience").order_by("-updated_at", "pk")[offset:offset + limit])
     contested = contested_document_ids(tenant_id=tenant.id, audience_ids=audience_ids,

@@ -11,7 +11,8 @@ from openapi_spec_validator import validate
 
 @pytest.mark.parametrize(("url", "paths"), [
     ("/api/v1/openapi.json", {"/api/v1/ask", "/api/v1/feedback", "/api/v1/documents", "/api/v1/jobs/{job_id}",
-                              "/api/v1/health"}),
+                              "/api/v1/health", "/api/v1/documents/{slug}", "/api/v1/documents/{slug}/archive",
+                              "/api/v1/documents/{slug}/restore"}),
     ("/api/v1/openai/openapi.json", {"/api/v1/openai/chat/completions", "/api/v1/openai/models"}),
 ])
 def test_openapi_schema_validates(client: Client, db: Any, url: str, paths: set[str]) -> None:
