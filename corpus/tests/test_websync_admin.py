@@ -153,3 +153,20 @@ def test_a_scheduled_source_chains_its_runs_on_the_worker_with_run_after(
                        values={"start_url": f"{site.base}/", "kind": "start", "page_limit": 10,
                                "schedule": "manual"})
         assert reload(acme, source).next_run_at is None
+
+
+def test_a_source_writing_into_an_audience_the_agent_lacks_is_hidden_from_them(acme: Cast, loopback: None) -> None:
+    internal = Audience.objects.get(tenant=acme.tenant, slug="internal")
+    hidden = websource_save(tenant=acme.tenant, audience=internal,
+                            values={"start_url": "http://127.0.0.1:9/", "kind": "start", "page_limit": 10,
+                                    "schedule": "manual", "name": "staff wiki"})
+    with tenant_context(acme.tenant.id):
+        page = WebPage.objects.create(tenant=acme.tenant, source=hidden, url="http://127.0.0.1:9/wiki")
+    agent = staff_client(acme.agent, *PERMISSIONS)  # public + customer
+    assert "staff wiki" not in agent.get("/admin/corpus/websource/").content.decode()
+    assert agent.get(f"/admin/corpus/websource/{hidden.pk}/change/").status_code == 404
+    assert agent.get(f"/admin/corpus/webpage/{page.pk}/change/").status_code == 404
+    assert "127.0.0.1:9/wiki" not in agent.get("/admin/corpus/webpage/").content.decode()
+    owner = staff_client(acme.owner, *PERMISSIONS)  # holds internal
+    assert "staff wiki" in owner.get("/admin/corpus/websource/").content.decode()
+    assert "127.0.0.1:9/wiki" in owner.get("/admin/corpus/webpage/").content.decode()
