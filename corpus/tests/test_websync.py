@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from conftest import Cast
 from corpus.embedding import Encoder
@@ -14,7 +15,7 @@ from corpus.tests.helpers import documents
 from corpus.tests.websync_site import Page, Site, html, serve
 from corpus.websync import crawl
 from corpus.websync.sources import websource_save
-from corpus.websync.sync import websync_run
+from corpus.websync.sync import WEBSYNC_LOCK_NAMESPACE, websync_run
 from tenants.models import Audience
 from tenants.rls import tenant_context
 
@@ -194,3 +195,15 @@ def test_slugs_urls_patterns_and_robots_readings() -> None:
     assert not crawl.robots_allow(crawl.robots_from(None, b""), page)
     assert not crawl.robots_allow(crawl.robots_from(200, b"User-agent: Answerdesk-sync\nDisallow: /\n"), page)
     assert crawl.robots_delay(crawl.robots_from(200, b"User-agent: *\nCrawl-delay: 3\n")) == 3.0
+
+
+@pytest.mark.django_db(databases=["default", "owner"])
+def test_one_run_per_source_at_a_time(acme: Cast, loopback: None) -> None:
+    source = make_source(acme, "http://127.0.0.1:9/", kind="start")
+    with connections["owner"].cursor() as other:  # another session, as another worker would hold it
+        other.execute("SELECT pg_advisory_lock(%s, %s)", [WEBSYNC_LOCK_NAMESPACE, source.pk])
+        try:
+            with pytest.raises(RuntimeError, match=f"another sync of web source {source.pk} is running"):
+                websync_run(tenant=acme.tenant, source_id=source.pk)
+        finally:
+            other.execute("SELECT pg_advisory_unlock(%s, %s)", [WEBSYNC_LOCK_NAMESPACE, source.pk])

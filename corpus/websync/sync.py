@@ -17,6 +17,8 @@ from __future__ import annotations
 import tempfile
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,24 +138,18 @@ def _load(*, tenant: Tenant, source_id: int) -> tuple[WebSource, dict[str, WebPa
     return source, known
 
 
-class _Lock:
-    def __init__(self, source_id: int) -> None:
-        self.source_id = source_id
-
-    def __enter__(self) -> bool:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [WEBSYNC_LOCK_NAMESPACE, self.source_id])
-            self.acquired = bool(cursor.fetchone()[0])
-        return self.acquired
-
-    def __exit__(self, *exc: object) -> None:
-        if self.acquired:
+@contextmanager
+def _source_lock(*, source_id: int) -> Iterator[bool]:
+    """One run per source at a time, across processes: a session advisory lock, not waited for."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [WEBSYNC_LOCK_NAMESPACE, source_id])
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [WEBSYNC_LOCK_NAMESPACE, self.source_id])
-
-
-def _source_lock(*, source_id: int) -> _Lock:
-    return _Lock(source_id)
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [WEBSYNC_LOCK_NAMESPACE, source_id])
 
 
 def _set_status(*, tenant: Tenant, source_id: int, status: str, error: str = "",
