@@ -5,6 +5,7 @@ The browser half (a host page on another loopback port) is test_embed_browser.py
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -183,3 +184,14 @@ def test_the_tenant_page_shows_the_snippet_validates_origins_and_regenerates_the
     outsider = Client()
     outsider.force_login(acme.outsider)
     assert outsider.get(url).status_code in (403, 404)
+
+
+def test_the_readme_server_example_signs_a_token_the_widget_accepts() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Embedding in three lines", 1)[1]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) == 5
+    scope: dict[str, Any] = {"EMBED_SECRET": SECRET}
+    exec(example, scope)  # noqa: S102 (our own README)
+    granted = customer_token_read(token=scope["token"], tenant_slug="paylane", secret=SECRET)
+    assert granted.audiences == ("customer", "public")
