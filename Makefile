@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval
+.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval bench-peer
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -97,6 +97,24 @@ bench-load: install
 	$(PY) bench/e2e.py --clients 4 --seconds 60 --cache on
 
 bench: bench-ingest bench-retrieval bench-cache bench-load
+
+# Issue 20 item 4: Answerdesk's ingest of the manual and, right after it, the LlamaIndex peer
+# (bench/peer.py) on the same model and bench database; bench/results/ingest-vs-peer.json.
+# The peer lives in its own virtual environment under var/, never in requirements.txt; the
+# stamp names the pins' hash, so a second run installs nothing.
+# `make bench-peer PEER_ARGS="--limit 40 --backend onnx-int8"` for a quick check or another encoder.
+PEER_VENV := var/peer-venv
+PEER_STAMP := $(PEER_VENV)/.installed-$(shell sha1sum bench/peer-requirements.txt | cut -c1-12)
+PEER_ARGS ?=
+
+$(PEER_STAMP): bench/peer-requirements.txt
+	test -x $(PEER_VENV)/bin/python || $(PYTHON) -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/peer-requirements.txt
+	rm -f $(PEER_VENV)/.installed-*
+	touch $@
+
+bench-peer: install pgdocs-install $(PEER_STAMP)
+	$(PY) bench/ingest_vs_peer.py $(PEER_ARGS)
 
 # One command: install the manual, ingest it as tenant pgdocs, run the developer set with the
 # arms that need no shadow index; contextual_llm and multi_query are reported skipped without a
