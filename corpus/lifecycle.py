@@ -3,7 +3,7 @@ reads the console and the API list documents with.
 
 Each write is one transaction under the tenant's chunk writer (tenants.writer.ChunkWriter): the
 document row, its chunks' visibility to search, the BM25 statistics, and with them the typo
-vocabulary (retrieval.typos corrects only to terms of corpus_term_stats, the table the
+vocabulary (retrieval.typos corrects only to terms of the term statistics, the table the
 statistics keep: a term whose last live chunk goes leaves it in the same statement) change
 together or not at all. Cached answers built on retired chunks go after the commit
 (corpus.hooks). A writer names the audiences it holds; a document outside them is not found,
