@@ -111,10 +111,22 @@ def test_the_widget_opens_asks_and_remembers_on_an_allowed_origin(live_url: str,
             launcher.click()
             assert frame.locator("#turns .turn").count() == 1, "closing and reopening keeps the conversation"
 
-            page.reload()  # the tab remembers the panel was open
+            conversation_id = frame.input_value("#conversation-id")
+            page.reload()  # the tab remembers the panel was open, and the conversation
             page.locator("#answerdesk-paylane-panel").wait_for(state="visible")
             assert page.locator("#answerdesk-paylane-launcher").get_attribute("aria-expanded") == "true"
-            _chat_frame(page).locator("#question").wait_for()
+            frame = _chat_frame(page)
+            frame.locator("#turns .turn .turn-footer").wait_for()
+            frame.wait_for_function("window.htmx !== undefined")
+            assert frame.input_value("#conversation-id") == conversation_id
+            assert "insufficient funds" in frame.locator("#turns .answer").first.inner_text()
+            assert int(frame.inner_text("#source-count")) >= 1
+            follow_up = frame.locator("#question")
+            follow_up.fill("and how do I fix it?")
+            follow_up.press("Enter")
+            frame.locator("#turns .turn .turn-footer").nth(1).wait_for()
+            assert frame.locator("#turns .turn").count() == 2
+            assert context.cookies() == []
         finally:
             context.close()
 

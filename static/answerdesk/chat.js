@@ -129,16 +129,48 @@
         document.getElementById("question").focus();
       }
     });
+    restoreConversation();
+    document.body.addEventListener("htmx:sseClose", saveConversation);
+    document.body.addEventListener("htmx:afterSettle", saveConversation);
+  }
+
+  // The widget's conversation outlives a reload of the host page (per tab): the finished turns
+  // and their sources are kept in this frame's sessionStorage, without their stream URLs (each
+  // was answered once). Where the browser refuses storage to a third-party frame, a reload
+  // simply starts a new conversation.
+  var CONVERSATION_KEY = "answerdesk.embed.conversation." + window.location.pathname.split("/")[2];
+
+  function saveConversation() {
+    var turns = document.getElementById("turns");
+    if (turns.querySelector(".reply[sse-connect]:not(:has(.turn-footer))")) { return; }  // one still streaming
+    var copy = turns.cloneNode(true);
+    copy.querySelectorAll("[sse-connect]").forEach(function (el) { el.removeAttribute("sse-connect"); });
+    var state = { id: document.getElementById("conversation-id").value, turns: copy.innerHTML,
+                  sources: document.getElementById("source-groups").innerHTML };
+    try { window.sessionStorage.setItem(CONVERSATION_KEY, JSON.stringify(state)); } catch (e) { /* refused or full */ }
+  }
+
+  function restoreConversation() {
+    var state = null;
+    try { state = JSON.parse(window.sessionStorage.getItem(CONVERSATION_KEY) || "null"); } catch (e) { return; }
+    if (!state || !state.turns) { return; }
+    var turns = document.getElementById("turns");
+    turns.innerHTML = state.turns;
+    turns.querySelectorAll("[sse-connect]").forEach(function (el) { el.removeAttribute("sse-connect"); });
+    document.getElementById("source-groups").innerHTML = state.sources || "";
+    document.getElementById("conversation-id").value = state.id;
+    window.htmx.process(turns);
+    refreshCount();
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    if (document.body.hasAttribute("data-embed")) { embedSetup(); }
     checkFollowups();
     document.body.addEventListener("htmx:oobAfterSwap", rememberFollowups);
     document.body.addEventListener("htmx:afterSettle", rememberFollowups);
     var form = document.getElementById("ask");
     var question = document.getElementById("question");
     document.getElementById("conversation-id").value = newConversationId();
+    if (document.body.hasAttribute("data-embed")) { embedSetup(); }
 
     form.addEventListener("htmx:configRequest", function (event) {
       if (event.target !== form) { return; }
