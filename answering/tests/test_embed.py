@@ -155,6 +155,8 @@ def test_tickets_and_grants_are_bound_to_their_tenant(client: Client, embeddable
     assert client.get("/t/acme/embed/stream", {"id": pending, "grant": forged}).status_code == 404
     assert client.post("/t/globex/embed/feedback", {"ticket": "x", "vote": "1"},
                        headers={"X-Embed-Ticket": acme_ticket}).status_code == 404
+    assert client.post("/t/globex/embed/f/anything/contact", {"email": "a@example.com"},
+                       headers={"X-Embed-Ticket": acme_ticket}).status_code == 404
     assert client.get("/t/nobody/embed/").status_code == 404
 
 
@@ -181,9 +183,17 @@ def test_the_tenant_page_shows_the_snippet_validates_origins_and_regenerates_the
     assert tenant.embed_secret not in ("", SECRET) and tenant.embed_secret in done.content.decode()
     assert tenant.embed_secret not in owner.get(url).content.decode()  # shown once
     assert owner.get(f"/admin/tenants/tenant/{globex.tenant.id}/change/").status_code == 404
+    agent = Client()
+    acme.agent.user_permissions.set(Permission.objects.filter(codename__in=["view_tenant", "change_tenant"]))
+    agent.force_login(acme.agent)
+    seen = agent.get(url).content.decode()
+    assert 'name="embed_origins"' not in seen and tenant.embed_secret not in seen  # an agent reads, never writes
+    agent.post(url, {"slug": "acme", "name": "Acme", "embed_origins": "https://evil.test", "regenerate_embed_secret": "on"})
+    assert Tenant.objects.get(pk=acme.tenant.pk).embed_origins == "https://shop.acme.test"
     outsider = Client()
+    acme.outsider.user_permissions.set(Permission.objects.filter(codename__in=["view_tenant", "change_tenant"]))
     outsider.force_login(acme.outsider)
-    assert outsider.get(url).status_code in (403, 404)
+    assert outsider.get(url).status_code == 404
 
 
 def test_the_readme_server_example_signs_a_token_the_widget_accepts() -> None:
