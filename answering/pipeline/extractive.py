@@ -157,11 +157,19 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
 def _score(question: str, sentences: list[_Sentence]) -> np.ndarray:
     """Cosine to the question (one encoder call), plus the lexical bonus; a question asking for
     an amount or a default leans to the sentences that state a figure."""
-    vectors = get_encoder().encode([question, *[s.text for s in sentences]])
+    texts = [s.text for s in sentences]
+    if settings.ANSWER_EXTRACTIVE_HEADINGS:
+        # A sentence's subject is often only in its heading ("Limits per plan" > "Business: 1,000
+        # a minute"); in one encoder call, so the question is embedded once.
+        texts += [f"{s.candidate.heading_path}: {s.text}" for s in sentences]
+    vectors = get_encoder().encode([question, *texts])
+    cosine = vectors[1:] @ vectors[0]
+    if settings.ANSWER_EXTRACTIVE_HEADINGS:
+        cosine = np.maximum(cosine[: len(sentences)], cosine[len(sentences):])
     bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
-    return np.asarray(vectors[1:] @ vectors[0] + np.array(bonus))
+    return np.asarray(cosine + np.array(bonus))
 
 
 def _pick(scored: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
