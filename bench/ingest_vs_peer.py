@@ -5,7 +5,9 @@
 `make bench-peer` installs the peer's virtual environment (var/peer-venv) and runs this. Both
 halves write into the bench database (var/bench-pgdata, or DATABASE_URL's server), use the
 same model files (the product's bundled all-MiniLM-L6-v2) and read the same pages: the whole
-folder, or with --limit the first N pages by name (copied to a scratch folder both read).
+folder, or with --limit the first N pages by name (copied to var/bench-peer-pages, which both
+read; a fixed path, because LlamaIndex embeds each page's file path with its text and a random
+scratch name changed the peer's chunk count from run to run).
 
 1. Answerdesk: the encoder (EMBEDDING_BACKEND, --backend overrides it) is loaded and warmed,
    then `ingest_paths` into a fresh tenant is timed as bench/ingest.py times it.
@@ -39,6 +41,7 @@ from harness import ROOT, start_django
 MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
 PEER_PYTHON = ROOT / "var" / "peer-venv" / "bin" / "python"
 PEER_SCHEMA = "llamaindex_peer"
+PAGES_COPY = ROOT / "var" / "bench-peer-pages"
 GOAL_RATIO = 0.5
 
 
@@ -60,7 +63,7 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def pages_folder(*, folder: Path, limit: int | None, scratch: Path) -> tuple[Path, int]:
+def pages_folder(*, folder: Path, limit: int | None) -> tuple[Path, int]:
     """The folder both halves read, and its page count: the first `limit` pages by name are
     copied aside, so Answerdesk's folder ingest and the peer see exactly the same files."""
     pages = sorted(folder.glob("*.html"))
@@ -68,9 +71,11 @@ def pages_folder(*, folder: Path, limit: int | None, scratch: Path) -> tuple[Pat
         raise SystemExit(f"{folder} holds no .html pages")
     if limit is None:
         return folder, len(pages)
+    shutil.rmtree(PAGES_COPY, ignore_errors=True)
+    PAGES_COPY.mkdir(parents=True)
     for page in pages[:limit]:
-        shutil.copy2(page, scratch / page.name)
-    return scratch, min(limit, len(pages))
+        shutil.copy2(page, PAGES_COPY / page.name)
+    return PAGES_COPY, min(limit, len(pages))
 
 
 def answerdesk_half(*, folder: Path) -> tuple[dict[str, Any], Any]:
@@ -151,11 +156,10 @@ def main() -> int:
     from corpus.embedding import model_path
 
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    with tempfile.TemporaryDirectory(prefix="bench-peer-pages-") as scratch:
-        folder, pages = pages_folder(folder=args.folder, limit=args.limit, scratch=Path(scratch))
-        ours, tenant = answerdesk_half(folder=folder)
-        database_url = owner_url()
-        peer = peer_half(folder=folder, database_url=database_url, model=model_path())
+    folder, pages = pages_folder(folder=args.folder, limit=args.limit)
+    ours, tenant = answerdesk_half(folder=folder)
+    database_url = owner_url()
+    peer = peer_half(folder=folder, database_url=database_url, model=model_path())
     if not args.keep:
         remove_runs(tenant=tenant, database_url=database_url)
     ratio = round(ours["seconds"] / peer["seconds"], 3) if peer["seconds"] else None
