@@ -205,3 +205,23 @@ def test_the_readme_server_example_signs_a_token_the_widget_accepts() -> None:
     exec(example, scope)  # noqa: S102 (our own README)
     granted = customer_token_read(token=scope["token"], tenant_slug="paylane", secret=SECRET)
     assert granted.audiences == ("customer", "public")
+
+
+@pytest.mark.django_db
+def test_a_customer_token_reads_the_customer_audience_and_an_anonymous_visitor_does_not(paylane: Tenant) -> None:
+    from answering.tests.chat_helpers import done_of, read_events, stream_url
+
+    Tenant.objects.filter(pk=paylane.pk).update(embed_secret=SECRET)
+    question = {"question": "What uptime does PayLane guarantee?", "history": "[]",
+                "conversation_id": CONVERSATION}
+
+    def answer(query: dict[str, str]) -> str:
+        client = Client(enforce_csrf_checks=True)
+        page = client.get("/t/paylane/embed/", query).content.decode()
+        ticket = page.split('"X-Embed-Ticket": "')[1].split('"')[0]
+        turn = client.post("/t/paylane/embed/ask", question, headers={"X-Embed-Ticket": ticket},
+                           REMOTE_ADDR="198.51.100.9")
+        return done_of(read_events(client.get(stream_url(turn.content))))
+
+    assert "99.95" in answer({"token": _token(slug="paylane")})
+    assert "99.95" not in answer({})
