@@ -26,7 +26,12 @@ from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
 from retrieval.search import Candidate
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])|\n+")
+# A sentence ends before a capital (Czech ones too: "Čekáte-li…"), a digit or a quote.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`ÁČĎÉĚÍŇÓŘŠŤÚŮÝŽ])|\n+")
+# Czech abbreviations a capital or a figure often follows ("např. Visa", "čl. 5", "Tlapka s. r. o.
+# Praha"): no sentence ends at them. A sentence that does end in "atd." is joined to the next,
+# a longer quote rather than a fragment.
+_ABBREVIATION = re.compile(r"(?<!\w)(?:např|tj|atd|apod|resp|mj|tzv|č|čl|s\.\s?r\.\s?o)\.$", re.IGNORECASE)
 _INSTRUCTION = re.compile(
     r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt|above)\b|\byou are now\b|\bsystem prompt\b"
     r"|\b(assistant|chatbot|ai|bot)\b.{0,30}\b(must|should|will)\b.{0,20}\b(say|reply|respond|answer)\b",
@@ -38,11 +43,16 @@ MAX_SENTENCES = 3  # whatever ANSWER_EXTRACTIVE_SENTENCES says above it: a quote
 _FILLER = re.compile(
     r"^(?:see\b|refer to\b|for (?:more|further) (?:information|details)\b|more information\b"
     r"|(?:this|the following|the next) (?:section|chapter|page|table|example)s? (?:describes?|explains?|shows?|lists?)\b"
-    r"|the following\b|as (?:mentioned|described|noted|shown|explained) (?:above|below|earlier|later)\b)",
+    r"|the following\b|as (?:mentioned|described|noted|shown|explained) (?:above|below|earlier|later)\b"
+    # Czech: "Viz …", "Více informací najdete …", "Podrobnosti najdete …", "V této sekci …",
+    # "Jak je uvedeno výše …".
+    r"|viz\b|(?:více|další|bližší|podrobnější) informac\w*|podrobnosti (?:najdete|naleznete|viz)\b"
+    r"|(?:v |na )?(?:této|tato|tento|tomto|následující\w*) (?:sekc|kapitol|stránk|tabulk|část|článk)\w*"
+    r"|jak (?:je|bylo) (?:uvedeno|popsáno|zmíněno|vysvětleno) (?:výše|níže|dříve)\b)",
     re.IGNORECASE,
 )
-_ANNOUNCES = re.compile(r"\b(?:following|as follows|for (?:example|instance)|examples?|these|below|include)\b",
-                        re.IGNORECASE)
+_ANNOUNCES = re.compile(r"\b(?:following|as follows|for (?:example|instance)|examples?|these|below|include)\b"
+                        r"|\b(?:následující\w*|následovně|například|tyto|těmito|níže|patří)\b", re.IGNORECASE)
 # Two sentences sharing this share of their words say the same thing once too often.
 _SAME_WORDS = 0.8
 # A question asking for an amount. "What is the API rate limit?" is one (helpwise-n039's answer
@@ -78,7 +88,14 @@ def _body(candidate: Candidate) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    return [s.strip(" -•\t") for s in _SENTENCE.split(text) if len(s.strip()) >= _MIN_CHARS]
+    pieces, start = [], 0
+    for boundary in _SENTENCE.finditer(text):
+        if "\n" not in boundary.group() and _ABBREVIATION.search(text, start, boundary.start()):
+            continue  # a line break always ends the piece (a list item); an abbreviation never does
+        pieces.append(text[start:boundary.start()])
+        start = boundary.end()
+    pieces.append(text[start:])
+    return [s.strip(" -•\t") for s in pieces if len(s.strip()) >= _MIN_CHARS]
 
 
 _WORD = re.compile(r"[a-z0-9]{4,}")
