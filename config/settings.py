@@ -321,6 +321,8 @@ ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
 ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05, minimum=0.0, maximum=1.0)
 # A question naming something no visible document mentions is escalated (docs/decisions/0051).
 ANSWER_GATE_UNKNOWN_NAMES = env_bool("ANSWER_GATE_UNKNOWN_NAMES", default=True)
+# A keyed language's dictionary words no visible chunk holds count as unknown names (0050; measured, off).
+ANSWER_GATE_UNKNOWN_WORDS = env_bool("ANSWER_GATE_UNKNOWN_WORDS", default=False)
 # IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
 # Refitted in 0042.
 ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26, minimum=0.0, maximum=1.0)

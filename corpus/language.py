@@ -85,6 +85,11 @@ def _lemma(word: str, language: str) -> tuple[str, bool]:
     return simplemma.lemmatize(word, lang=language).lower(), known
 
 
+def dictionary_lemma(word: str, language: str) -> tuple[str, bool]:
+    """The word's lemma and whether the dictionary knows the word (not a guess from its ending)."""
+    return _lemma(word.lower(), language)
+
+
 def _prefix_keys(word: str) -> list[str]:
     # A stored word answers a question word by its first four letters, and a shorter question
     # word as a prefix of it (the `pes:*` of the scheme 0050 replaced).

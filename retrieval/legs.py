@@ -19,7 +19,7 @@ from django.db import connection
 from psycopg import sql
 
 from corpus.embedding import vector_literal as vector_text
-from corpus.language import WeightedKey, question_keys, scheme_for
+from corpus.language import WeightedKey, dictionary_lemma, question_keys, scheme_for, words
 from corpus.terms import exact_terms
 from retrieval.querytext import clean_query, written_names
 from tenants.scope import ChunkQuery, TenantScope
@@ -65,15 +65,32 @@ def query_terms(text: str, *, ts_config: str, language: str = "en") -> QueryTerm
 def name_lexemes(text: str, *, ts_config: str, language: str = "en") -> frozenset[str]:
     """The lexemes of the question's words written as names (retrieval.querytext.written_names);
     for a language keyed in Python, their lemma keys (`Německa` → `německo`)."""
-    names = written_names(clean_query(text))
+    text = clean_query(text)
+    names = written_names(text)
+    if scheme_for(language) != "simple":
+        return frozenset(group[0].key for group in question_keys(" ".join(names), language=language)) | (
+            known_word_lemmas(text, language=language) if settings.ANSWER_GATE_UNKNOWN_WORDS else frozenset())
     if not names:
         return frozenset()
-    if scheme_for(language) != "simple":
-        return frozenset(group[0].key for group in question_keys(" ".join(names), language=language))
     with connection.cursor() as cursor:  # no tenant data: to_tsvector over the names only
         cursor.execute("SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) AS u",
                        [ts_config, " ".join(names)])
         return frozenset(row[0] for row in cursor.fetchall())
+
+
+def known_word_lemmas(text: str, *, language: str) -> frozenset[str]:
+    """The lemma keys of the question's lower-case words the dictionary knows (stop words left
+    out), treated like names by 0051's rule when ANSWER_GATE_UNKNOWN_WORDS is on: such a word
+    is no typo, so a lemma no visible chunk holds is something the pages never mention. A word
+    whose stem or folded key some chunk holds keeps only those keys (select_keys), so its
+    lemma never counts as unknown; a word the dictionary does not know stays a typo to correct.
+    Measured and not adopted on demo-tlapka (docs/decisions/0050, "Measured again")."""
+    names = {name.lower() for name in written_names(text)}  # names are 0051's already
+    lemmas = []
+    for word in dict.fromkeys(w for w in words(text) if w is not None and w not in names):
+        if dictionary_lemma(word, language)[1]:
+            lemmas.extend(group[0].key for group in question_keys(word, language=language))
+    return frozenset(lemmas)
 
 
 # Measured on the 110k-row bench table (2 cores, warm, vectors stored inline: retrieval

@@ -131,3 +131,35 @@ def test_a_czech_name_no_page_holds_is_unknown_in_any_of_its_forms(keyed: KeyedT
 
     assert unknown("Venčíte psa i v Německu?") == ("německo",)
     assert unknown("Poslali jste knihu Pavlovi?") == ()
+
+
+def _unknown(keyed: KeyedTenants, question: str) -> tuple[str, ...]:
+    return search(scope=keyed.scopes["auto"], query=question, ts_config="simple", language="cs",
+                  mode="keyword", rerank="off").unknown_names
+
+
+@pytest.mark.django_db
+def test_a_dictionary_word_no_page_holds_counts_as_unknown_only_when_switched_on(keyed: KeyedTenants) -> None:
+    """The candidate rule 0050 measured (ANSWER_GATE_UNKNOWN_WORDS, off): `koně` is a word the
+    dictionary knows (kůň) and no page holds in any form."""
+    assert _unknown(keyed, "Venčíte také koně?") == ()
+    with override_settings(ANSWER_GATE_UNKNOWN_WORDS=True):
+        assert _unknown(keyed, "Venčíte také koně?") == ("kůň",)
+
+
+@pytest.mark.django_db
+def test_the_unknown_word_rule_spares_another_case_of_a_word_the_pages_hold(keyed: KeyedTenants) -> None:
+    """The pages say `pohádce`; the question says `pohádkách`: one lemma, so not unknown."""
+    with override_settings(ANSWER_GATE_UNKNOWN_WORDS=True):
+        assert _unknown(keyed, "Co se vypráví v pohádkách?") == ()
+
+
+@pytest.mark.django_db
+def test_the_unknown_word_rule_leaves_a_typo_to_correction(keyed: KeyedTenants) -> None:
+    """`pesot` is no word the dictionary knows (a typo of `pesto`) and no page holds any of its
+    keys: it stays a typo, never an unknown name."""
+    with override_settings(ANSWER_GATE_UNKNOWN_WORDS=True):
+        result = search(scope=keyed.scopes["auto"], query="Připravíte pesot z bazalky?", ts_config="simple", language="cs",
+                        mode="keyword", rerank="off")
+    assert result.unknown_names == ()
+    assert "pesot" in result.terms.lexemes or [c.original for c in result.corrections] == ["pesot"]
