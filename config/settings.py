@@ -330,9 +330,10 @@ ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", def
 # (0.45 until docs/decisions/0053: the gate, not this floor, is what stops must-abstain questions).
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
-# A sentence is also read under its heading path ("Limits per plan: Business allows 1,000"),
-# and scores the better of the two (docs/decisions/0057).
-ANSWER_EXTRACTIVE_HEADINGS = env_bool("ANSWER_EXTRACTIVE_HEADINGS", default=False)
+# A sentence is also read under its heading path ("Limits per plan: Business allows 1,000"):
+# `score` ranks by the better of the two readings, `floor` lets the heading reading only make
+# a sentence quotable and ranks by the sentence alone, `off` ignores headings (docs/decisions/0057).
+ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="off", choices=("off", "score", "floor"))
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
 ANSWER_ABSTAIN_TEXT = env_str(

@@ -171,33 +171,37 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
     return False
 
 
-def _score(question: str, sentences: list[_Sentence]) -> np.ndarray:
-    """Cosine to the question (one encoder call), plus the lexical bonus; a question asking for
-    an amount or a default leans to the sentences that state a figure."""
+def _score(question: str, sentences: list[_Sentence]) -> tuple[np.ndarray, np.ndarray]:
+    """(rank, quotable) per sentence: cosine to the question (one encoder call) plus the lexical
+    bonus, a question asking for an amount or a default leaning to the sentences that state a
+    figure; with ANSWER_EXTRACTIVE_HEADINGS the sentence is also read under its heading path."""
     texts = [s.text for s in sentences]
-    if settings.ANSWER_EXTRACTIVE_HEADINGS:
-        # A sentence's subject is often only in its heading ("Limits per plan" > "Business: 1,000
-        # a minute"); in one encoder call, so the question is embedded once.
+    mode = settings.ANSWER_EXTRACTIVE_HEADINGS
+    if mode != "off":
+        # A sentence's subject is often only in its heading ("Limits per plan" > "Business
+        # workspaces get 1,200"); in the same encoder call, so the question is embedded once.
         texts += [f"{s.candidate.heading_path}: {s.text}" for s in sentences]
     vectors = get_encoder().encode([question, *texts])
     cosine = vectors[1:] @ vectors[0]
-    if settings.ANSWER_EXTRACTIVE_HEADINGS:
-        cosine = np.maximum(cosine[: len(sentences)], cosine[len(sentences):])
+    plain, headed = cosine[: len(sentences)], cosine[len(sentences):] if mode != "off" else cosine
     bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
-    return np.asarray(cosine + np.array(bonus))
+    best = np.maximum(plain, headed) + np.array(bonus)
+    return (best if mode == "score" else plain + np.array(bonus)), best
 
 
-def _pick(scored: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
-    """The best sentences above the floor: at most two per chunk, none said twice."""
+def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
+    """The best quotable sentences (`ranked` best first, each with its quotable score): at most
+    two per chunk, none said twice."""
     limit = min(settings.ANSWER_EXTRACTIVE_SENTENCES, MAX_SENTENCES)
     picked: list[_Sentence] = []
     per_chunk: dict[int, int] = {}
-    for sentence, score in scored:
-        if score < minimum or len(picked) >= limit:
+    for sentence, quotable in ranked:
+        if len(picked) >= limit:
             break
-        if per_chunk.get(sentence.candidate.chunk_id, 0) >= 2 or is_repeat(sentence.text, [p.text for p in picked]):
+        if quotable < minimum or per_chunk.get(sentence.candidate.chunk_id, 0) >= 2 or is_repeat(
+                sentence.text, [p.text for p in picked]):
             continue
         per_chunk[sentence.candidate.chunk_id] = per_chunk.get(sentence.candidate.chunk_id, 0) + 1
         picked.append(sentence)
@@ -215,12 +219,12 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
         sentences = naming
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
-    similarity = _score(question, sentences)
-    order = np.argsort(-similarity, kind="stable")
+    rank, quotable = _score(question, sentences)
+    order = np.argsort(-rank, kind="stable")
     minimum = settings.ANSWER_EXTRACTIVE_MIN_SIMILARITY
-    if float(similarity[order[0]]) < minimum:
-        return Draft.declined_by("extractive", f"best sentence similarity {float(similarity[order[0]]):.2f} < {minimum}")
-    scored = [(sentences[i], float(similarity[i])) for i in order]
+    if float(quotable.max()) < minimum:
+        return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")
+    scored = [(sentences[i], float(quotable[i])) for i in order]
     contested_docs = {s.candidate.document_id for s, score in scored if s.candidate.contested and score >= minimum}
     if contested_docs and len({s.candidate.document_id for s, _ in scored if s.candidate.contested}) >= 2:
         # Sources disagree: the best sentence of each contested document, newest first.

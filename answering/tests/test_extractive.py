@@ -124,3 +124,21 @@ def test_a_term_read_as_a_line_is_not_quoted() -> None:
             "Specifies the maximum amount of memory to be used by each autovacuum worker process.")
     draft = extract_answer("What is autovacuum_work_mem for?", [candidate(7, MEMORY, body)])
     assert "( integer)" not in draft.text and "each autovacuum worker process" in draft.text, draft.text
+
+
+# helpwise-n040's page (corpus/demo/helpwise/docs/api/rate-limits.md).
+PLAN_LIMITS = ("Team workspaces may send 600 requests per minute to the API. Business workspaces get 1,200 "
+               "requests per minute. Starter workspaces have no API access.")
+
+
+@pytest.mark.parametrize("headings", ["score", "floor", "off"])
+def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settings: object, headings: str) -> None:
+    settings.ANSWER_EXTRACTIVE_HEADINGS = headings  # type: ignore[attr-defined]
+    context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
+               candidate(4, "Knowledge base > Article limits", "A workspace can publish up to 500 articles.")]
+    draft = extract_answer("Is the rate limit higher on Business?", context)
+    if headings != "off":
+        assert not draft.declined and quoted(draft.text)[0][1] == 3, draft.text
+        assert "Business workspaces get 1,200 requests per minute." in draft.text
+    else:  # the control: without its heading the sentence is not similar enough to quote
+        assert draft.declined, draft.text
