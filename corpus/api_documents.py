@@ -31,7 +31,9 @@ router = Router(tags=["documents"])
 
 SourceType = Literal[SOURCE_TYPES]  # type: ignore[valid-type]
 State = Literal[STATUSES]  # type: ignore[valid-type]
-ERRORS: dict[int, type[Schema]] = {401: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut, 429: ErrorOut}
+# 413: a value over its maxLength, by design (docs/decisions/0014-api-shape.md).
+ERRORS: dict[int, type[Schema]] = {401: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut,
+                                   429: ErrorOut}
 
 
 class DocumentOut(Schema):
@@ -67,6 +69,11 @@ class DocumentFilters(Schema):
 
 
 def _principal(request: HttpRequest) -> tuple[KeyPrincipal, list[int]]:
+    # A repeated query parameter is an array where the document says one value: refused, not
+    # silently read as its last value.
+    repeated = sorted(name for name in request.GET if len(request.GET.getlist(name)) > 1)
+    if repeated:
+        raise InvalidRequest(f"query parameter {repeated[0]!r} given more than once; give it once")
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
     held = list(Audience.objects.filter(tenant=principal.tenant, slug__in=list(principal.audiences))
                 .values_list("id", flat=True))

@@ -210,3 +210,12 @@ def test_the_lifecycle_endpoints_need_a_key(client: Client) -> None:
     for response in (client.get("/api/v1/documents"), client.delete("/api/v1/documents/x"),
                      client.post("/api/v1/documents/x/archive")):
         assert response.status_code == 401 and response.json()["error"]["code"] == "invalid_api_key"
+
+
+@pytest.mark.django_db
+def test_a_repeated_query_parameter_is_refused_by_name(acme: Cast, client: Client) -> None:
+    # schemathesis sent audience as an array; the last value used to be read silently.
+    response = client.get("/api/v1/documents?audience=public&audience=internal", headers=key(acme))
+    assert response.status_code == 422 and "'audience' given more than once" in response.json()["error"]["message"]
+    detail = client.get("/api/v1/documents/x?type=doc&type=pdf", headers=key(acme))
+    assert detail.status_code == 422 and "'type'" in detail.json()["error"]["message"]
