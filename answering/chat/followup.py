@@ -8,9 +8,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from answering.chat import access
+from answering.chat.language import in_chat_language
 from answering.handoff import followups
 from tenants.ratelimit import client_address, rate_limit
 
@@ -34,6 +36,7 @@ def _page(request: HttpRequest, tenant_slug: str, public_id: str, *, notice: str
 
 
 @require_GET
+@in_chat_language
 def followup_page(request: HttpRequest, tenant_slug: str, public_id: str) -> HttpResponse:
     response = _page(request, tenant_slug, public_id)
     response["Referrer-Policy"] = "no-referrer"  # the URL is the asker's key: never send it onwards
@@ -59,31 +62,34 @@ def _limited(request: HttpRequest, public_id: str) -> int:
 
 
 @require_POST
+@in_chat_language
 def followup_message(request: HttpRequest, tenant_slug: str, public_id: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     _read(tenant.id, public_id)  # an unknown id is a 404 before it costs anyone's rate limit
     wait = _limited(request, public_id)
     if wait:
         response = _page(request, tenant_slug, public_id, status=429, fragment="thread",
-                         notice=f"You have sent several messages already; please wait {wait // 60 + 1} minutes.")
+                         notice=gettext("You have sent several messages already; please wait %(minutes)s min.")
+                         % {"minutes": wait // 60 + 1})
         response["Retry-After"] = str(wait)
         return response
     try:
         followups.asker_message_add(tenant_id=tenant.id, public_id=public_id, body=request.POST.get("body", ""))
     except ValueError as exc:
         return _page(request, tenant_slug, public_id, notice=str(exc), status=400, fragment="thread")
-    return _page(request, tenant_slug, public_id, notice="Sent. We will reply here.", fragment="thread")
+    return _page(request, tenant_slug, public_id, notice=gettext("Sent. We will reply here."), fragment="thread")
 
 
 @require_POST
+@in_chat_language
 def followup_contact(request: HttpRequest, tenant_slug: str, public_id: str) -> HttpResponse:
     """The email left on an abstention (chat page) or on the follow-up page."""
     tenant = access.tenant_for_slug(tenant_slug)
     _read(tenant.id, public_id)
     if _limited(request, public_id):
-        return HttpResponse("Too many requests; please wait.", status=429, content_type="text/plain")
+        return HttpResponse(gettext("Too many requests; please wait."), status=429, content_type="text/plain")
     try:
         followups.followup_contact_set(tenant_id=tenant.id, public_id=public_id, email=request.POST.get("email", ""))
     except followups.ContactInvalid as exc:
         return render(request, f"{PAGE}#contact_result", {"message": str(exc), "ok": False}, status=400)
-    return render(request, f"{PAGE}#contact_result", {"message": "Thanks, we will also reply by email.", "ok": True})
+    return render(request, f"{PAGE}#contact_result", {"message": gettext("Thanks, we will also reply by email."), "ok": True})

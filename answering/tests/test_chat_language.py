@@ -47,6 +47,14 @@ def test_a_czech_asker_reads_czech_and_gets_a_cited_answer(czech_page: Any, live
     assert group.locator(".source-group-title").text_content() == "Citováno v této odpovědi"  # CSS upper-cases it
     assert "Platební metody" in group.locator(".source-title").all_inner_texts()
     assert turn.locator(".feedback legend").inner_text() == "Pomohla vám tato odpověď?"
+    # A string the script writes (chat.js), translated in the page it reads it from: a stream
+    # that fails (a 502 from a proxy) ends the turn with the Czech message.
+    page.route("**/stream?**", lambda route: route.fulfill(status=502))
+    page.fill("#question", "Kolik stojí doprava?")
+    page.press("#question", "Enter")
+    failed = page.locator("#turns .turn-failed")
+    failed.wait_for()
+    assert failed.inner_text() == "Odpověď se nepodařilo načíst. Zeptejte se prosím znovu."
 
 
 @pytest.mark.django_db
@@ -86,7 +94,9 @@ def test_the_compiled_catalogue_is_the_committed_source_and_covers_the_page() ->
         compiled = gettext.GNUTranslations(handle)
     assert {msgid: compiled.gettext(msgid.replace('\\"', '"')) for msgid in source} == {
         msgid: text.replace('\\"', '"') for msgid, text in source.items()}
-    page = (ROOT / "templates" / "chat" / "page.html").read_text(encoding="utf-8")
-    marked = set(re.findall(r'{% translate "([^"]+)" %}', page))
-    marked |= {re.sub(r"{{ (\w+) }}", r"%(\1)s", m) for m in re.findall(r"{% blocktranslate[^%]*%}(.*?){% endblocktranslate %}", page)}
-    assert marked and marked - set(source) == set()
+    for template in ("page.html", "followup.html"):
+        page = (ROOT / "templates" / "chat" / template).read_text(encoding="utf-8")
+        marked = set(re.findall(r'{% translate "([^"]+)" %}', page))
+        marked |= {re.sub(r"{{ (\w+) }}", r"%(\1)s", m)
+                   for m in re.findall(r"{% blocktranslate[^%]*%}(.*?){% endblocktranslate %}", page)}
+        assert marked and marked - set(source) == set(), template

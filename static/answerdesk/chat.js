@@ -89,7 +89,9 @@
     var link = document.createElement("a");
     link.href = followup.url;
     link.className = "followup-badge-link";
-    link.textContent = replies === 1 ? "A reply to your question has arrived" : replies + " replies to your question";
+    // The words come translated from the page (templates/chat/page.html), not from a JS catalogue.
+    link.textContent = replies === 1 ? badge.getAttribute("data-one-reply")
+      : badge.getAttribute("data-replies").replace("{count}", String(replies));
     badge.appendChild(link);
   }
 
@@ -227,7 +229,7 @@
       var failed = document.createElement("div");
       failed.className = "turn-footer turn-failed";
       failed.setAttribute("role", "alert");
-      failed.textContent = "The answer could not be loaded. Please ask again.";
+      failed.textContent = document.getElementById("turns").getAttribute("data-failed-text");
       if (status) { status.replaceWith(failed); } else { reply.appendChild(failed); }
       reply.querySelector(".answer").setAttribute("aria-busy", "false");
     });

@@ -3,8 +3,9 @@
 //   <script src="https://answers.example.com/embed.js" data-tenant="paylane" async></script>
 // adds a launcher button that opens the tenant's chat (/t/<tenant>/embed/) in an iframe panel.
 // Optional: data-token (a short-lived customer token signed by the tenant's server) and
-// data-label (the launcher's text). Open/closed is kept per tab in this page's sessionStorage;
-// the conversation lives in the iframe, which closing only hides.
+// data-label (the launcher's text) and data-close-label (the panel's close button), so a
+// Czech site writes data-label="Nápověda" data-close-label="Zavřít". Open/closed is kept per
+// tab in this page's sessionStorage; the conversation lives in the iframe, which closing only hides.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -17,6 +18,7 @@
   var base = new URL(script.src, window.location.href).origin;
   var token = script.getAttribute("data-token") || "";
   var label = script.getAttribute("data-label") || "Help";
+  var closeLabel = script.getAttribute("data-close-label") || "Close";
   var STATE_KEY = "answerdesk.embed." + tenant + ".open";
   var prefix = "answerdesk-" + tenant;
 
@@ -60,8 +62,8 @@
   var close = document.createElement("button");
   close.type = "button";
   close.className = prefix + "-close";
-  close.textContent = "Close";
-  close.setAttribute("aria-label", "Close " + label.toLowerCase() + " chat");
+  close.textContent = closeLabel;
+  close.setAttribute("aria-label", closeLabel + ": " + label);
   bar.appendChild(title);
   bar.appendChild(close);
   panel.appendChild(bar);
