@@ -331,9 +331,11 @@ ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", def
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
 # A sentence is also read under its heading path ("Limits per plan: Business allows 1,000"):
-# `score` ranks by the better of the two readings, `floor` lets the heading reading only make
-# a sentence quotable and ranks by the sentence alone, `off` ignores headings (docs/decisions/0057).
-ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="off", choices=("off", "score", "floor"))
+# `rescue` only when no sentence reaches the floor alone, and then the heading reading makes a
+# sentence quotable while the sentence alone ranks it; `score` always, ranking by the better
+# reading (a second encoding of every sentence); `off` never (docs/decisions/0057).
+ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="rescue",
+                                        choices=("off", "rescue", "score"))
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
 ANSWER_ABSTAIN_TEXT = env_str(

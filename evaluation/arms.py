@@ -57,7 +57,7 @@ ARMS: dict[str, Arm] = {
     "hybrid_extractive_045": Arm({"ANSWER_EXTRACTIVE_MIN_SIMILARITY": 0.45}),
     # Sentences scored with and without their heading path (docs/decisions/0057).
     "hybrid_extractive_headings": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "score"}),
-    "hybrid_extractive_heading_floor": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "floor"}),
+    "hybrid_extractive_headings_off": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "off"}),
     "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
                           note="fixed windows of the same token budget, headings ignored"),
     "contextual_title": Arm(index_name="ctx-title",

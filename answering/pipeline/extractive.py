@@ -171,12 +171,12 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
     return False
 
 
-def _score(question: str, sentences: list[_Sentence]) -> tuple[np.ndarray, np.ndarray]:
+def _score(question: str, sentences: list[_Sentence], mode: str) -> tuple[np.ndarray, np.ndarray]:
     """(rank, quotable) per sentence: cosine to the question (one encoder call) plus the lexical
     bonus, a question asking for an amount or a default leaning to the sentences that state a
-    figure; with ANSWER_EXTRACTIVE_HEADINGS the sentence is also read under its heading path."""
+    figure. `score`: both rank and quotable read the sentence also under its heading path and
+    take the better reading; `floor`: only quotable does; `off`: neither."""
     texts = [s.text for s in sentences]
-    mode = settings.ANSWER_EXTRACTIVE_HEADINGS
     if mode != "off":
         # A sentence's subject is often only in its heading ("Limits per plan" > "Business
         # workspaces get 1,200"); in the same encoder call, so the question is embedded once.
@@ -219,9 +219,13 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
         sentences = naming
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
-    rank, quotable = _score(question, sentences)
-    order = np.argsort(-rank, kind="stable")
+    mode = settings.ANSWER_EXTRACTIVE_HEADINGS
     minimum = settings.ANSWER_EXTRACTIVE_MIN_SIMILARITY
+    rank, quotable = _score(question, sentences, "score" if mode == "score" else "off")
+    if mode == "rescue" and float(quotable.max()) < minimum:
+        # Only a question about to be declined pays for the second reading (docs/decisions/0057).
+        rank, quotable = _score(question, sentences, "floor")
+    order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:
         return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")
     scored = [(sentences[i], float(quotable[i])) for i in order]

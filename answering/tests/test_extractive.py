@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
 import pytest
 
 from answering.pipeline.extractive import extract_answer
+from corpus.embedding import get_encoder
 from retrieval.search import Candidate
 
 MEMORY = "20.4. Resource Consumption > 20.4.1. Memory"
@@ -131,7 +133,7 @@ PLAN_LIMITS = ("Team workspaces may send 600 requests per minute to the API. Bus
                "requests per minute. Starter workspaces have no API access.")
 
 
-@pytest.mark.parametrize("headings", ["score", "floor", "off"])
+@pytest.mark.parametrize("headings", ["score", "rescue", "off"])
 def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settings: object, headings: str) -> None:
     settings.ANSWER_EXTRACTIVE_HEADINGS = headings  # type: ignore[attr-defined]
     context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
@@ -142,3 +144,20 @@ def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settin
         assert "Business workspaces get 1,200 requests per minute." in draft.text
     else:  # the control: without its heading the sentence is not similar enough to quote
         assert draft.declined, draft.text
+
+
+@pytest.mark.parametrize(("question", "calls"), [
+    ("How much memory can a sort use before it spills to temporary disk files?", 1),  # answered alone
+    ("Is the rate limit higher on Business?", 2),  # about to be declined: read under the headings
+])
+def test_rescue_reads_headings_only_for_a_question_about_to_be_declined(settings: object, monkeypatch: Any,
+                                                                       question: str, calls: int) -> None:
+    settings.ANSWER_EXTRACTIVE_HEADINGS = "rescue"  # type: ignore[attr-defined]
+    encoder = get_encoder()
+    seen: list[int] = []
+    real = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts, *a, **k: seen.append(len(texts)) or real(texts, *a, **k))
+    context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
+               candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
+    draft = extract_answer(question, context)
+    assert not draft.declined and len(seen) == calls, (draft.text, seen)
