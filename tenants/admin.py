@@ -102,6 +102,19 @@ class TenantScopedAdmin(admin.ModelAdmin):
         return super().has_delete_permission(request, obj) and self._may_write(request, obj)
 
 
+class TenantScopedRecordAdmin(TenantScopedAdmin):
+    """A record the system writes (deliveries, fetched pages): read in the console, never edited."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 class TenantAudienceInline(admin.TabularInline):
     """Audience rows of a membership or key: only the parent's tenant's audiences, and for
     anyone but a superuser only those the editor holds (offered and accepted)."""

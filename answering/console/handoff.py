@@ -21,7 +21,7 @@ from answering.handoff.config import handoff_config, handoff_settings_save
 from answering.handoff.followups import thread
 from answering.handoff.targets import UnsafeTarget, target_check
 from answering.models import Escalation, EscalationMessage, HandoffSettings, WebhookDelivery
-from tenants.admin import TenantScopedAdmin
+from tenants.admin import TenantScopedAdmin, TenantScopedRecordAdmin
 from tenants.staff import StaffAccess
 
 
@@ -72,22 +72,13 @@ def erase_selected(*, escalations: Sequence[Escalation], access: StaffAccess) ->
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(TenantScopedAdmin):
+class WebhookDeliveryAdmin(TenantScopedRecordAdmin):
     list_display = ["id", "tenant", "event", "status", "attempt_count", "next_attempt_at", "created_at"]
     list_filter = ["status", "event", "tenant"]
     readonly_fields = ["tenant", "event", "url", "status", "attempt_count", "next_attempt_at", "delivered_at",
                        "created_at", "attempts_display", "payload"]
     exclude = ["attempts", "escalation", "trace"]
     actions = ["redeliver"]
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="attempts")
     def attempts_display(self, obj: WebhookDelivery) -> SafeString:

@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from corpus.models import WebPage, WebSource
 from corpus.websync.sources import SourceRejected, websource_check, websource_save
 from corpus.websync.tasks import websync_now
-from tenants.admin import TenantScopedAdmin
+from tenants.admin import TenantScopedAdmin, TenantScopedRecordAdmin
 
 
 class WebSourceForm(forms.ModelForm):
@@ -94,7 +94,7 @@ class WebSourceAdmin(TenantScopedAdmin):
 
 
 @admin.register(WebPage)
-class WebPageAdmin(TenantScopedAdmin):
+class WebPageAdmin(TenantScopedRecordAdmin):
     """What each sync did with each URL: read only."""
 
     audience_field, audience_single = "source__audience_id", True
@@ -104,11 +104,3 @@ class WebPageAdmin(TenantScopedAdmin):
     list_select_related = ["tenant", "source"]
     readonly_fields = [f.name for f in WebPage._meta.fields]
 
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
