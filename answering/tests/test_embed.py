@@ -5,6 +5,7 @@ The browser half (a host page on another loopback port) is test_embed_browser.py
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -45,16 +46,19 @@ def test_a_valid_customer_token_grants_customer_and_public() -> None:
     assert granted.audiences == ("customer", "public")
 
 
-@pytest.mark.parametrize("token, why", [
-    (_token(ttl=-5), "expired"),
-    (_token(secret="not-the-secret"), "bad signature"),
-    (_token(slug="globex"), "another tenant"),
-    (_token(ttl=2 * 3600), "longer than"),
-    (_token(audiences=("customer", "internal")), "only"),
-    ("acme|customer|99999999999", "malformed"),
-    (_token().replace("|customer|", "|internal|"), "bad signature"),
+# Signed when the test runs, not when it is collected: a suite longer than a token's ten
+# minutes would otherwise see every token expired.
+@pytest.mark.parametrize("make, why", [
+    (lambda: _token(ttl=-5), "expired"),
+    (lambda: _token(secret="not-the-secret"), "bad signature"),
+    (lambda: _token(slug="globex"), "another tenant"),
+    (lambda: _token(ttl=2 * 3600), "longer than"),
+    (lambda: _token(audiences=("customer", "internal")), "only"),
+    (lambda: "acme|customer|99999999999", "malformed"),
+    (lambda: _token().replace("|customer|", "|internal|"), "bad signature"),
 ])
-def test_bad_customer_tokens_are_refused(token: str, why: str) -> None:
+def test_bad_customer_tokens_are_refused(make: Callable[[], str], why: str) -> None:
+    token = make()
     with pytest.raises(TokenRefused, match=why):
         customer_token_read(token=token, tenant_slug="acme", secret=SECRET)
 
