@@ -288,6 +288,9 @@ RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
+# A chunk holding an identifier the question quotes (an error code, a setting name) that at most
+# this many visible chunks hold joins the top, just below the scorer's best (0: off; 0059).
+RETRIEVAL_LITERAL_PIN_MAX_DF = env_int("RETRIEVAL_LITERAL_PIN_MAX_DF", default=10, minimum=0)
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
 RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")

@@ -38,6 +38,9 @@ ARMS: dict[str, Arm] = {
     "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
     "hybrid_rerank_conditional": Arm({"RETRIEVAL_RERANK_MODE": "conditional"}),
+    # Without the pin of rare quoted identifiers below the reranker's best (docs/decisions/0059).
+    "hybrid_no_literal_pin": Arm({"RETRIEVAL_LITERAL_PIN_MAX_DF": 0}),
+    "hybrid_literal_pin_3": Arm({"RETRIEVAL_LITERAL_PIN_MAX_DF": 3}),
     "hybrid_no_typo_correction": Arm({"RETRIEVAL_TYPO_CORRECTION": False}),
     "hybrid_no_diversity": Arm({"RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT": 0}),
     # The 0009 evidence filter (absolute floors 0.40) and gate (coverage 0.30, no vector floor):

@@ -199,6 +199,7 @@ def search(
                           unknown_names=unknown_names)
     with timer.stage("rerank"):
         _maybe_rerank(result, rerank or settings.RETRIEVAL_RERANK_MODE, reranker or settings.RETRIEVAL_RERANKER)
+    result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
@@ -343,6 +344,34 @@ def diversify(candidates: list[Candidate], per_document: int) -> list[Candidate]
         (head if count < per_document else tail).append(candidate)
         seen[candidate.document_id] = count + 1
     return head + tail
+
+
+def pin_rare_literals(candidates: list[Candidate], terms: QueryTerms, stats: Bm25Stats,
+                      max_df: int) -> list[Candidate]:
+    """Chunks holding an identifier the question quotes (`23505`, `work_mem`) that at most
+    `max_df` visible chunks hold, and closer to the question than the scope's chance cosine,
+    move to just below the first candidate.
+
+    Neither the vector leg nor a semantic reranker reads an error code: the one table row that
+    defines it fuses low (keyword leg only) and reranks lower (docs/decisions/0059). The first
+    candidate stays where the scorer put it, so the gate still reads the score it was fitted on.
+    """
+    rare = {t for t in terms.exact if _is_literal(t) and 0 < stats.df.get(t, 0) <= max_df} if max_df > 0 else set()
+    if not rare or len(candidates) < 2:
+        return candidates
+    first, rest = candidates[0], candidates[1:]
+    # A chunk no closer to the question than a random one of the scope holds the literal by
+    # coincidence (`7000` as a distance in a GeoDjango example, asked about a port).
+    held = {c.chunk_id for c in rest if rare.intersection(c.matched_terms) and c.vector_margin > 0}
+    if not held:
+        return candidates
+    return [first, *(c for c in rest if c.chunk_id in held), *(c for c in rest if c.chunk_id not in held)]
+
+
+def _is_literal(term: str) -> bool:
+    """A code or a name (`=23505`, `=work_mem`, `=os.path.join`), not a hyphenated word of
+    prose (`=built-in`, `=full-text`), which corpus.terms also keeps whole."""
+    return any(ch.isdigit() or ch in "_." for ch in term)
 
 
 def should_rerank(candidates: Sequence[Candidate], mode: str, margin: float) -> tuple[bool, str]:

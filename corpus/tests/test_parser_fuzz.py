@@ -138,7 +138,7 @@ ADVERSARIAL_HTML = [
 ADVERSARIAL_LISTS = [
     ("html", b"<dl><dt>t</dt><dd><p>" * 20_000), ("html", b"<dl>" + (b"<dt id=a>t<dd><p>" + b"x " * 150) * 8_000),
     ("html", b"<dl>" + b"<dt>t" * 40_000 + b"<dd><p>x"), ("html", b"<dd><div>" * 20_000),
-    ("markdown", b"t\n: d\n" * 100_000), ("markdown", b"t\n\n: " + b"d " * 150 + b"\n\n" * 20_000),
+    ("markdown", b"t\n: d\n" * 50_000), ("markdown", b"t\n\n: " + b"d " * 150 + b"\n\n" * 20_000),
     ("markdown", b": \n" * BIG), ("markdown", b"t\n" * 100_000 + b": d"),
 ]
 ADVERSARIAL_JSON = [
