@@ -1,4 +1,4 @@
-"""Hybrid search: vector + BM25 → reciprocal rank fusion → calibrated evidence → rerank.
+"""Hybrid search: vector + BM25 → reciprocal rank fusion → calibrated evidence → rerank → rare-literal pin.
 
 Every read goes through the TenantScope; nothing is filtered by tenant or audience in
 Python. The result carries each stage's numbers and timings so traces and `manage.py search
