@@ -40,6 +40,9 @@ migrate: db
 
 demo: migrate
 	$(PY) manage.py ensure_demo_admin
+	@# Vectors of another encoder than EMBEDDING_BACKEND's (an install older than 0060) re-encoded
+	@# first, so the demo's ingest and every tenant's next upload are not refused as mixed.
+	$(PY) manage.py reembed --all
 	$(PY) manage.py load_demo
 
 run: encoders demo

@@ -11,6 +11,11 @@ count, and the server's resident set size (VmRSS from /proc) idle after start (m
 and at its peak under load. With `--cache off` every question runs the full pipeline;
 `on` is the product's default, where repeated questions are served from the answer cache.
 Writes bench/results/e2e.json (merged by cache mode).
+
+    .venv/bin/python bench/e2e.py --cache off --backends torch,onnx-int8
+
+runs one server per EMBEDDING_BACKEND back to back on the same database, the tenant re-encoded
+by each backend before its run, and writes bench/results/e2e-encoder.json with the p50 change.
 """
 
 from __future__ import annotations
@@ -91,37 +96,34 @@ async def load(url: str, key: str, qs: list[str], clients: int, seconds: float, 
             "actions": actions, "rss_mb_peak_under_load": peak}
 
 
-def main() -> int:
-    import logging
+def encode_tenant_with(tenant: object, backend: str) -> None:
+    """Give the tenant's vectors to `backend`, so the server of that backend searches its own."""
+    from corpus.embedding import Encoder, get_encoder, model_path
+    from corpus.encoders import load_backend
+    from corpus.reembed import reembed_tenant
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--clients", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--cache", choices=("on", "off"), default="off")
-    args = parser.parse_args()
-    start_django(own_database=True, migrate=True)
-    from corpus.demo.load import demo_load
-    from tenants import actions
-    from tenants.models import Tenant
+    configured = get_encoder()
+    encoder = configured if configured.backend.name == backend else Encoder(
+        backend=load_backend(backend, model_path()), name=configured.name, dimension=configured.dimension)
+    reembed_tenant(tenant=tenant, encoder=encoder)  # type: ignore[arg-type]
 
-    if not Tenant.objects.filter(slug="paylane").exists():
-        demo_load()
-    tenant = Tenant.objects.get(slug="paylane")
-    key = actions.api_key_create(tenant=tenant, name="bench e2e", rate_limit_per_minute=0).raw_key
+
+def serve_and_load(*, key: str, args: argparse.Namespace, backend: str | None) -> dict[str, object]:
+    """One uvicorn process (EMBEDDING_BACKEND=backend when given) under the clients' load."""
+    import httpx
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "API_RATE_LIMIT_PER_ADDRESS": "0", "API_RATE_LIMIT_PER_KEY": "0",
            "CACHE_ENABLED": "1" if args.cache == "on" else "0", "ANSWER_PROVIDERS": ""}
+    if backend:
+        env["EMBEDDING_BACKEND"] = backend
     server = subprocess.Popen([sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
                                "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
                               cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        import httpx
-
         deadline = time.monotonic() + 120
         while True:
             try:
@@ -142,8 +144,47 @@ def main() -> int:
         server.terminate()
         server.wait(timeout=20)
     result.update({"cache": args.cache, "rss_mb_after_start": rss_started, "rss_mb_model_loaded_idle": rss_idle,
-                   "answerer": "extractive (offline)",
+                   "answerer": "extractive (offline)", "load_average_after": [round(x, 2) for x in os.getloadavg()],
                    "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"})
+    return result
+
+
+def main() -> int:
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--cache", choices=("on", "off"), default="off")
+    parser.add_argument("--backends", default="",
+                        help="comma-separated EMBEDDING_BACKENDs run back to back, the tenant re-encoded by each "
+                             "before its run (writes bench/results/e2e-encoder.json)")
+    args = parser.parse_args()
+    start_django(own_database=True, migrate=True)
+    from corpus.demo.load import demo_load
+    from tenants import actions
+    from tenants.models import Tenant
+
+    if not Tenant.objects.filter(slug="paylane").exists():
+        demo_load()
+    tenant = Tenant.objects.get(slug="paylane")
+    key = actions.api_key_create(tenant=tenant, name="bench e2e", rate_limit_per_minute=0).raw_key
+    if args.backends:
+        runs: dict[str, object] = {"command": " ".join(sys.argv[1:]),
+                                   "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+        for backend in args.backends.split(","):
+            encode_tenant_with(tenant, backend)
+            runs[backend] = serve_and_load(key=key, args=args, backend=backend)
+        names = args.backends.split(",")
+        if len(names) == 2:
+            first, second = (runs[n]["latency_ms_p50"] for n in names)  # type: ignore[index]
+            runs["p50_change"] = round(second / first - 1, 3)
+        out = ROOT / "bench" / "results" / "e2e-encoder.json"
+        out.write_text(json.dumps(runs, indent=2) + "\n")
+        print(json.dumps(runs, indent=2))
+        return 0
+    result = serve_and_load(key=key, args=args, backend=None)
     out = ROOT / "bench" / "results" / "e2e.json"
     merged = json.loads(out.read_text()) if out.exists() else {}
     merged[f"cache_{args.cache}"] = result

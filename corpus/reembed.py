@@ -46,7 +46,7 @@ def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None
     with store.tenant_ingest_lock(tenant=tenant):
         with writer.rls_context() as cursor:
             total = writer.count_stale(cursor, encoder.identity)
-        bar = tqdm(total=total, unit="chunk", desc=f"re-encoding {tenant.slug}", disable=not progress)
+        bar = tqdm(total=total, unit="chunk", desc=f"re-encoding {tenant.slug}", disable=not progress or not total)
         try:
             while True:
                 with writer.rls_context() as cursor:

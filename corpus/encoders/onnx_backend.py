@@ -31,25 +31,33 @@ class OnnxBackend:
     def dimension(self) -> int:
         return int(self.embed(["dimension"], batch_size=1).shape[1])
 
-    def _forward(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, encoded: Any) -> tuple[np.ndarray, np.ndarray]:
         """Token states and the attention mask of one padded batch."""
-        encoded = self.hf_tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
-                                    return_tensors="np")
-        feed = {name: encoded[name].astype(np.int64) for name in self._inputs}
+        feed = {name: np.asarray(encoded[name], dtype=np.int64) for name in self._inputs}
         hidden = self.session.run(None, feed)[0]
-        return np.asarray(hidden, dtype=np.float32), encoded["attention_mask"]
+        return np.asarray(hidden, dtype=np.float32), np.asarray(encoded["attention_mask"])
 
-    def _batches(self, texts: Sequence[str], batch_size: int) -> Iterator[np.ndarray]:
-        # Longest first, as sentence-transformers does: a batch pads to its longest text.
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+    def _forward(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self._run(self.hf_tokenizer(list(texts), padding=True, truncation=True,
+                                           max_length=self.max_seq_length, return_tensors="np"))
+
+    def _batches(self, encoded: Any, batch_size: int) -> Iterator[tuple[np.ndarray, Any]]:
+        # Longest first by word pieces, not characters: a batch pads to its longest text, and
+        # character order pads 18% more on manual chunks at 16 a batch (0060).
+        ids = encoded["input_ids"]
+        order = np.argsort([-len(i) for i in ids], kind="stable")
         for start in range(0, len(order), batch_size):
-            yield order[start:start + batch_size]
+            index = order[start:start + batch_size]
+            rows = {name: [encoded[name][i] for i in index] for name in ("input_ids", "attention_mask",
+                                                                       "token_type_ids") if name in encoded}
+            yield index, self.hf_tokenizer.pad(rows, padding=True, return_tensors="np")
 
     def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray:
         vectors: np.ndarray | None = None
         bar = tqdm(total=len(texts), unit="text", disable=not progress)
-        for index in self._batches(texts, batch_size):
-            hidden, mask = self._forward([texts[i] for i in index])
+        encoded = self.hf_tokenizer(list(texts), truncation=True, max_length=self.max_seq_length)
+        for index, batch in self._batches(encoded, batch_size):
+            hidden, mask = self._run(batch)
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -60,9 +68,17 @@ class OnnxBackend:
         bar.close()
         return vectors if vectors is not None else np.zeros((0, 0), dtype=np.float32)
 
-    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """Each text's token states without padding, all texts in one session run."""
+    def token_embeddings(self, texts: Sequence[str], *, batch_size: int = 4) -> list[np.ndarray]:
+        """Each text's token states without padding, in small batches ordered by word pieces.
+        One padded batch of a question and 20 chunks pads them all to the longest; batches of
+        4 reranked pgdocs-dev's questions in 341 ms p50 against 427 ms in one batch, 396 ms
+        in 8 and 436 ms one by one (0060)."""
         if not texts:
             return []
-        hidden, mask = self._forward(texts)
-        return [hidden[i, : int(mask[i].sum())] for i in range(len(texts))]
+        encoded = self.hf_tokenizer(list(texts), truncation=True, max_length=self.max_seq_length)
+        states: list[np.ndarray] = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
+        for index, batch in self._batches(encoded, batch_size):
+            hidden, mask = self._run(batch)
+            for row, i in enumerate(index):
+                states[i] = hidden[row, : int(mask[row].sum())]
+        return states

@@ -96,3 +96,27 @@ def test_reembed_touches_only_its_own_tenant(acme: Cast, globex: Cast, encoder: 
 def test_reembed_command_names_a_missing_tenant() -> None:
     with pytest.raises(CommandError, match="tenant 'nobody' does not exist"):
         call_command("reembed", tenant="nobody")
+
+
+@pytest.mark.django_db
+def test_reembed_all_switches_every_stale_tenant_and_names_only_those(
+    acme: Cast, globex: Cast, encoder: Encoder, other_encoder: Encoder, tmp_path: Path, settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from io import StringIO
+
+    ingest_paths(tenant=acme.tenant, paths=[write_docs(tmp_path / "a", 2)], encoder=encoder)
+    settings.EMBEDDING_BACKEND = other_encoder.backend.name
+    ingest_paths(tenant=globex.tenant, paths=[write_docs(tmp_path / "g", 1)], encoder=other_encoder)
+    monkeypatch.setattr("corpus.reembed.get_encoder", lambda: other_encoder)  # the process's encoder
+    out = StringIO()
+    call_command("reembed", all=True, no_progress=True, stdout=out)
+    assert {r["encoder"] for r in chunk_rows(acme)} == {other_encoder.identity}
+    assert {r["encoder"] for r in chunk_rows(globex)} == {other_encoder.identity}
+    assert f"{acme.tenant.slug}: 4 chunk vectors re-encoded" in out.getvalue()
+    assert globex.tenant.slug not in out.getvalue()  # already the configured encoder's: untouched, unnamed
+
+
+def test_reembed_command_wants_a_tenant_or_all() -> None:
+    with pytest.raises(CommandError, match="one of the arguments --tenant --all is required"):
+        call_command("reembed")

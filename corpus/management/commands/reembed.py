@@ -1,4 +1,4 @@
-"""python manage.py reembed --tenant SLUG [--window N]: re-encode a tenant's vectors with this process's encoder."""
+"""python manage.py reembed (--tenant SLUG | --all) [--window N]: re-encode vectors with this process's encoder."""
 
 from __future__ import annotations
 
@@ -11,19 +11,30 @@ from tenants.models import Tenant
 
 
 class Command(BaseCommand):
-    help = ("Re-encode a tenant's chunk vectors with the configured encoder (EMBEDDING_BACKEND), one window "
-            "per transaction; safe to kill and run again.")
+    help = ("Re-encode a tenant's chunk vectors (or every tenant's, --all) with the configured encoder "
+            "(EMBEDDING_BACKEND), one window per transaction; safe to kill and run again. A tenant whose "
+            "vectors are all the configured encoder's is left alone.")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--tenant", required=True)
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--tenant", help="the tenant's slug")
+        # `make run` calls --all after a change of EMBEDDING_BACKEND's default (docs/decisions/0060),
+        # so an existing install keeps ingesting instead of refusing a mixed tenant.
+        which.add_argument("--all", action="store_true", help="every tenant that holds another encoder's vectors")
         parser.add_argument("--window", type=int, default=512, help="chunks per transaction")
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
-        if tenant is None:
-            raise CommandError(f"tenant {options['tenant']!r} does not exist")
         if options["window"] < 1:
             raise CommandError("--window must be at least 1")
-        report = reembed_tenant(tenant=tenant, window=options["window"], progress=not options["no_progress"])
-        self.stdout.write(report.summary())
+        if options["all"]:
+            tenants = list(Tenant.objects.order_by("slug"))
+        else:
+            tenant = Tenant.objects.filter(slug=options["tenant"]).first()
+            if tenant is None:
+                raise CommandError(f"tenant {options['tenant']!r} does not exist")
+            tenants = [tenant]
+        for tenant in tenants:
+            report = reembed_tenant(tenant=tenant, window=options["window"], progress=not options["no_progress"])
+            if report.chunks or not options["all"]:
+                self.stdout.write(report.summary())
