@@ -25,7 +25,7 @@ from django.core.exceptions import ImproperlyConfigured
 from corpus.encoders import Backend, load_backend
 
 _lock = threading.Lock()
-_encoder: Encoder | None = None
+_encoders: dict[str, Encoder] = {}
 # BERT-style models add [CLS] and [SEP] around every input.
 _SPECIAL_TOKENS = 2
 
@@ -121,15 +121,20 @@ def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
 
 
 def get_encoder() -> Encoder:
-    """Load the model once per process; later calls return the same encoder."""
-    global _encoder
-    if _encoder is not None:
-        return _encoder
+    """Load the configured backend's model once per process; later calls return the same encoder.
+
+    Keyed by EMBEDDING_BACKEND, so an evaluation arm that overrides the setting (encoder_torch)
+    reads and writes with that backend's encoder, loaded once too, and never with another's.
+    """
+    name = settings.EMBEDDING_BACKEND
+    encoder = _encoders.get(name)
+    if encoder is not None:
+        return encoder
     with _lock:
-        if _encoder is None:
+        if name not in _encoders:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            backend = load_backend(settings.EMBEDDING_BACKEND, model_path())
+            backend = load_backend(name, model_path())
             dimension = int(backend.dimension)
             if dimension != settings.EMBEDDING_DIMENSION:
                 # Refuse before a single row is written: the schema's vector(N) would reject it
@@ -138,5 +143,5 @@ def get_encoder() -> Encoder:
                     f"embedding model {settings.EMBEDDING_MODEL_NAME} gives {dimension}-d vectors; "
                     f"EMBEDDING_DIMENSION and the schema say {settings.EMBEDDING_DIMENSION}"
                 )
-            _encoder = Encoder(backend=backend, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
-    return _encoder
+            _encoders[name] = Encoder(backend=backend, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
+    return _encoders[name]

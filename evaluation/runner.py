@@ -19,6 +19,8 @@ from answering.models import Trace
 from answering.pipeline.greetings import match_greeting
 from answering.pipeline.flow import answer
 from answering.pipeline.flow import default_chain
+from corpus.embedding import get_encoder
+from corpus.store import refuse_mixed_encoder
 from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
 from evaluation.intervals import report_intervals
@@ -42,6 +44,7 @@ class ArmReport:
     cases: list[dict[str, Any]] = field(default_factory=list)
     hard_failures: list[str] = field(default_factory=list)
     judge_note: str = ""
+    encoder: str = ""  # the identity that encoded the questions and, checked, the index's vectors
 
 
 def _contains(text: str, needle: str) -> bool:
@@ -93,6 +96,10 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
                archived_docs={(i.source_type, i.slug) for i in chunks.values() if i.archived})
     report = ArmReport(arm=arm)
     with override_settings(CACHE_ENABLED=False, **spec.settings):
+        # Questions encoded by one runtime against vectors of another rank by neither (0060): an
+        # arm that would compare them is refused, naming both, before a case runs.
+        report.encoder = get_encoder().identity
+        refuse_mixed_encoder(tenant=tenant, encoder=report.encoder)
         for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
             row, failures = _run_case(run, case)
             report.cases.append(row)
@@ -253,7 +260,8 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
             report["errors"] = errors
         report["arms"][arm] = {"metrics": arm_report.metrics, "cases": arm_report.cases,
                                "hard_failures": arm_report.hard_failures, "judge": arm_report.judge_note,
-                               "note": spec.note, "tenant": arm_tenant.slug, "errors": errors}
+                               "note": spec.note, "tenant": arm_tenant.slug, "encoder": arm_report.encoder,
+                               "errors": errors}
     report["judge"]["note"] = next((d["judge"] for d in report["arms"].values() if d.get("judge")),
                                    "skipped: no arm ran")
     report["intervals"] = report_intervals(report, retrieval_types=RETRIEVAL_TYPES)

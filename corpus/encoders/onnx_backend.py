@@ -37,10 +37,6 @@ class OnnxBackend:
         hidden = self.session.run(None, feed)[0]
         return np.asarray(hidden, dtype=np.float32), np.asarray(encoded["attention_mask"])
 
-    def _forward(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        return self._run(self.hf_tokenizer(list(texts), padding=True, truncation=True,
-                                           max_length=self.max_seq_length, return_tensors="np"))
-
     def _batches(self, encoded: Any, batch_size: int) -> Iterator[tuple[np.ndarray, Any]]:
         # Longest first by word pieces, not characters: a batch pads to its longest text, and
         # character order pads 18% more on manual chunks at 16 a batch (0060).

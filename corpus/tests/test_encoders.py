@@ -103,3 +103,35 @@ def test_the_encoder_identity_names_model_and_backend(exported: Path) -> None:
     # The counter is the model's tokenizer whatever runs the model: chunk sizes do not move.
     text = json.loads(SAMPLE.read_text())[0]
     assert fast.count_tokens(text) == get_encoder().count_tokens(text)
+
+
+def test_a_backend_override_reads_and_writes_with_that_backends_encoder(settings: object) -> None:
+    """An evaluation arm (encoder_torch) overrides EMBEDDING_BACKEND: the process's encoder for
+    that override is the other backend's, loaded once, and the configured one comes back after."""
+    configured = get_encoder()
+    other = "torch" if configured.backend.name != "torch" else BACKEND
+    settings.EMBEDDING_BACKEND = other  # type: ignore[attr-defined]
+    overridden = get_encoder()
+    assert overridden.identity == f"all-MiniLM-L6-v2:{other}"
+    assert get_encoder() is overridden
+    settings.EMBEDDING_BACKEND = configured.backend.name  # type: ignore[attr-defined]
+    assert get_encoder() is configured
+
+
+def test_the_reranker_reads_token_states_in_small_ordered_batches(exported: Path) -> None:
+    """Batches of 4 ordered by word pieces give the late-interaction scores one padded batch
+    gives (int8 scales activations per batch: close, not bit for bit), text by text."""
+    backend = OnnxBackend(exported, name=BACKEND)
+    texts = json.loads(SAMPLE.read_text())[:9] + ["how much memory can a sort use?"]
+    small = backend.token_embeddings(texts, batch_size=4)
+    whole = backend.token_embeddings(texts, batch_size=len(texts))
+    assert [s.shape for s in small] == [w.shape for w in whole]
+
+    def maxsim(states: list[np.ndarray]) -> np.ndarray:
+        unit = [s / np.linalg.norm(s, axis=1, keepdims=True) for s in states]
+        question = unit[-1][1:-1]
+        return np.array([(question @ doc.T).max(axis=1).mean() for doc in unit[:-1]])
+
+    # The shapes catch states handed to another text (seen red with each batch's rows rotated);
+    # per-batch activation scales move a MaxSim by up to ~0.015 on these texts, hence the bound.
+    assert np.abs(maxsim(small) - maxsim(whole)).max() < 0.025

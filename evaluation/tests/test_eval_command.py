@@ -94,3 +94,22 @@ def test_runs_are_stored_shown_in_the_admin_and_deterministic(demo_corpus: Any, 
         run = EvalRun.objects.order_by("-id").first()
     page = client.get(f"/admin/evaluation/evalrun/{run.pk}/change/")
     assert page.status_code == 200 and b"recall at k per arm" in page.content and b"d-1" in page.content
+
+
+@pytest.mark.django_db
+def test_an_arm_names_its_encoder_and_is_refused_on_another_encoders_index(demo_corpus: Any, tmp_path: Path,
+                                                                          settings: Any) -> None:
+    """Questions encoded by one runtime against another's vectors would score neither (0060):
+    the report says which encoder asked, and a mismatch stops the run before a case is scored."""
+    from corpus.embedding import get_encoder
+    from corpus.store import EncoderMismatch
+
+    golden = tmp_path / "g.yaml"
+    golden.write_text(GOLDEN)
+    call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "r.json")
+    configured = get_encoder().identity
+    assert json.loads((tmp_path / "r.json").read_text())["arms"]["hybrid"]["encoder"] == configured
+
+    settings.EMBEDDING_BACKEND = "torch" if settings.EMBEDDING_BACKEND != "torch" else "onnx-int8"
+    with pytest.raises(EncoderMismatch, match=f"holds vectors of encoder {configured}"):
+        call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "other.json")

@@ -32,7 +32,10 @@ def order(candidates: list[Candidate]) -> list[int]:
 def test_a_rare_literal_moves_below_the_first_candidate_and_the_rest_keep_their_order() -> None:
     ranked = [candidate(1, ["sqlstat"]), candidate(2, ["mean"]), candidate(3, ["sqlstat"]),
               candidate(4, ["=23505", "sqlstat"]), candidate(5, [])]
-    assert order(pin_rare_literals(ranked, TERMS, stats(df=2), max_df=3)) == [1, 4, 2, 3, 5]
+    pinned = pin_rare_literals(ranked, TERMS, stats(df=2), max_df=3)
+    assert order(pinned) == [1, 4, 2, 3, 5]
+    # The trace names the chunk the pin moved.
+    assert [c.as_trace()["pinned"] for c in pinned] == [False, True, False, False, False]
 
 
 def test_the_first_candidate_is_never_displaced_so_the_gate_reads_the_scorer_it_was_fitted_on() -> None:
