@@ -35,6 +35,10 @@ Rule = Callable[[Case], bool]
 COVERAGE = [round(float(x), 2) for x in np.arange(0.0, 0.52, 0.02)]
 MARGIN = [round(float(x), 2) for x in np.arange(0.0, 0.46, 0.02)]
 RERANK = [0.0, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25]
+# The rescue family's grid is coarser: three parameters, refitted per bootstrap resample.
+RESCUE_COVERAGE = [0.2, 0.22, 0.24, 0.26, 0.28, 0.3]
+RESCUE_MARGIN = [0.3, 0.34, 0.38, 0.42, 0.46, 0.5, 9.0]  # 9: never rescued (coverage alone)
+RESCUE_RERANK = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
 
 
 def _num(case: Case, key: str, missing: float) -> float:
@@ -52,6 +56,14 @@ FAMILIES: dict[str, tuple[Callable[..., Rule], list[tuple[float, ...]]]] = {
     "coverage | rerank": (
         lambda c, r: lambda x: _num(x, "query_coverage", 1) < c or _num(x, "top_rerank_probability", 1) < r,
         list(itertools.product(COVERAGE, RERANK))),
+    # Coverage decides unless the two semantic signals agree the top is an answer: a question
+    # asked in words the pages do not use ("sandbox throttled" of "rate limits in test mode")
+    # has low coverage but a strong cosine and a confident reranker (docs/decisions/0061).
+    "coverage unless margin & rerank": (
+        lambda c, v, r: lambda x: (_num(x, "query_coverage", 1) < c
+                                   and not (_num(x, "vector_margin", -9) >= v
+                                            and _num(x, "top_rerank_probability", 0) >= r)),
+        list(itertools.product(RESCUE_COVERAGE, RESCUE_MARGIN, RESCUE_RERANK))),
 }
 
 

@@ -289,6 +289,8 @@ RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="always")
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
+# Diversity applied to the fused list before the reranker's cut as well as after it (0061).
+RETRIEVAL_DIVERSIFY_BEFORE_RERANK = env_bool("RETRIEVAL_DIVERSIFY_BEFORE_RERANK", default=False)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # A chunk holding an identifier the question quotes (an error code, a setting name) that at most
 # this many visible chunks hold joins the top, just below the scorer's best (0: off; 0059).
@@ -331,10 +333,20 @@ ANSWER_GATE_UNKNOWN_WORDS = env_bool("ANSWER_GATE_UNKNOWN_WORDS", default=False)
 # IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
 # Refitted in 0042.
 ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26, minimum=0.0, maximum=1.0)
+# Low coverage is forgiven when the best cosine is this far above chance and the reranker's top
+# probability at least this (docs/decisions/0061); a margin above 1 never forgives.
+ANSWER_GATE_RESCUE_MARGIN = env_float("ANSWER_GATE_RESCUE_MARGIN", default=9.0, minimum=0.0)
+ANSWER_GATE_RESCUE_RERANK = env_float("ANSWER_GATE_RESCUE_RERANK", default=0.5, minimum=0.0, maximum=1.0)
 # Extractive answerer: a sentence must be this similar to the question to be quoted
 # (0.45 until docs/decisions/0053: the gate, not this floor, is what stops must-abstain questions).
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
+# A sentence's rank score loses this much per place its chunk stands below the first (0061).
+ANSWER_EXTRACTIVE_RANK_PENALTY = env_float("ANSWER_EXTRACTIVE_RANK_PENALTY", default=0.10, minimum=0.0)
+# Where the reranker scored the context: this much per unit of rerank logit below the top instead.
+ANSWER_EXTRACTIVE_LOGIT_PENALTY = env_float("ANSWER_EXTRACTIVE_LOGIT_PENALTY", default=0.0, minimum=0.0)
+# The lexical bonus counts each question word by its IDF over the retrieved chunks (0061).
+ANSWER_EXTRACTIVE_LEXICAL_IDF = env_bool("ANSWER_EXTRACTIVE_LEXICAL_IDF", default=False)
 # A sentence is also read under its heading path ("Limits per plan: Business allows 1,000"):
 # `rescue` only when no sentence reaches the floor alone, and then the heading reading makes a
 # sentence quotable while the sentence alone ranks it; `score` always, ranking by the better

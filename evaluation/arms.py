@@ -38,6 +38,25 @@ ARMS: dict[str, Arm] = {
     "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
     "hybrid_rerank_conditional": Arm({"RETRIEVAL_RERANK_MODE": "conditional"}),
+    # Fewer candidates re-encoded by the late-interaction reranker (20 by default): its cost is
+    # linear in them, and it is most of a search's time (docs/decisions/0060).
+    "hybrid_rerank_depth_10": Arm({"RETRIEVAL_RERANK_DEPTH": 10}),
+    "hybrid_rerank_depth_8": Arm({"RETRIEVAL_RERANK_DEPTH": 8}),
+    # One chunk per document before the reranker's cut, so its head is that many documents (0061).
+    # The extractive answerer's sentence order leans on the retrieved order (0061).
+    # 0.10 is the default; 0 is the order by the sentence's own score alone, before 0061.
+    "hybrid_rank_penalty_0": Arm({"ANSWER_EXTRACTIVE_RANK_PENALTY": 0.0}),
+    "hybrid_rank_penalty_05": Arm({"ANSWER_EXTRACTIVE_RANK_PENALTY": 0.05}),
+    "hybrid_rank_penalty_20": Arm({"ANSWER_EXTRACTIVE_RANK_PENALTY": 0.20}),
+    # Low query coverage forgiven when cosine margin and rerank probability are both high: fitted
+    # on four sets' gate-off rows, the fit chose never to forgive (0061); this is its best in-sample point.
+    "hybrid_gate_rescue": Arm({"ANSWER_GATE_RESCUE_MARGIN": 0.5, "ANSWER_GATE_RESCUE_RERANK": 0.5}),
+    "hybrid_logit_penalty_05": Arm({"ANSWER_EXTRACTIVE_LOGIT_PENALTY": 0.05}),
+    "hybrid_logit_penalty_10": Arm({"ANSWER_EXTRACTIVE_LOGIT_PENALTY": 0.10}),
+    "hybrid_lexical_idf": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True}),
+    "hybrid_lexical_idf_penalty_20": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True, "ANSWER_EXTRACTIVE_RANK_PENALTY": 0.20}),
+    "hybrid_diversify_first": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True}),
+    "hybrid_diversify_first_depth_10": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True, "RETRIEVAL_RERANK_DEPTH": 10}),
     # Without the pin of rare quoted identifiers below the reranker's best (docs/decisions/0059).
     "hybrid_no_literal_pin": Arm({"RETRIEVAL_LITERAL_PIN_MAX_DF": 0}),
     "hybrid_literal_pin_3": Arm({"RETRIEVAL_LITERAL_PIN_MAX_DF": 3}),
@@ -81,6 +100,10 @@ ARMS: dict[str, Arm] = {
                                index_settings={"LANGUAGE_KEYS": "simple"}, note="keyword leg, no keys"),
     "keyword_keys_prefix": Arm({"LANGUAGE_KEYS": "prefix", "RETRIEVAL_MODE": "keyword"}, index_name="keys-prefix",
                                index_settings={"LANGUAGE_KEYS": "prefix"}, note="keyword leg, prefix keys"),
+    # The same pipeline on PyTorch's vectors: a shadow index encoded by torch, asked with torch
+    # (docs/decisions/0060), so `make pgdocs-eval` compares the encoders in one run.
+    "encoder_torch": Arm({"EMBEDDING_BACKEND": "torch"}, index_name="encoder-torch",
+                         index_settings={"EMBEDDING_BACKEND": "torch"}, note="torch vectors, torch queries"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

@@ -65,6 +65,7 @@ class Candidate(ChunkRef):
     rerank_probability: float | None = None
     origin: str = ""  # how the document arrived (corpus.models.Document.Origin)
     url: str = ""  # a website page's address (corpus.origin.source_url), else empty
+    pinned: bool = False  # moved up for a rare quoted literal (docs/decisions/0059)
 
     @property
     def score(self) -> float:
@@ -83,7 +84,7 @@ class Candidate(ChunkRef):
             "keyword_coverage": round(self.keyword_coverage, 4), "evidence": self.evidence,
             "vector_margin": round(self.vector_margin, 4),
             "rerank_logit": self.rerank_logit, "rerank_probability": self.rerank_probability,
-            "score_kind": self.score_kind,
+            "score_kind": self.score_kind, "pinned": self.pinned,
         }
 
 
@@ -197,6 +198,10 @@ def search(
                           dropped=dropped, query_vector=query_vector, chance=chance,
                           best_similarity=max((c.vector_similarity for c in candidates), default=-1.0),
                           unknown_names=unknown_names)
+    if settings.RETRIEVAL_DIVERSIFY_BEFORE_RERANK:
+        # The reranker's head then holds RETRIEVAL_RERANK_DEPTH documents, not a few documents'
+        # several chunks each: a page that fused 21st is not lost behind a page's third chunk.
+        result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
     with timer.stage("rerank"):
         _maybe_rerank(result, rerank or settings.RETRIEVAL_RERANK_MODE, reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
@@ -365,6 +370,8 @@ def pin_rare_literals(candidates: list[Candidate], terms: QueryTerms, stats: Bm2
     held = {c.chunk_id for c in rest if rare.intersection(c.matched_terms) and c.vector_margin > 0}
     if not held:
         return candidates
+    for c in rest:
+        c.pinned = c.chunk_id in held  # the trace says which chunks the pin moved, not just the order
     return [first, *(c for c in rest if c.chunk_id in held), *(c for c in rest if c.chunk_id not in held)]
 
 

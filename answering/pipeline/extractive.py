@@ -14,7 +14,9 @@ and its default as the chunk states them: "`work_mem` (integer, default 4MB): Se
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,19 +119,36 @@ def names(identifier: str, lowered: str) -> bool:
     return False
 
 
-def lexical_bonus(question: str, sentence: str, *, entity: str = "") -> float:
+def question_words(question: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(question.lower()) if w not in _STOP}
+
+
+def lexical_bonus(question: str, sentence: str, *, entity: str = "",
+                  weights: Mapping[str, float] | None = None) -> float:
     """Cosine alone prefers fluent paraphrase; the sentence that holds the exact identifier or
     the question's own words is usually the answer. Identifiers weigh most; a sentence of the
-    entity the question names holds it even when it says "this value" instead."""
+    entity the question names holds it even when it says "this value" instead. `weights`
+    (context_weights) count a word by how few of the retrieved chunks hold it."""
     lowered = sentence.lower()
     identifiers = [t[1:] for t in exact_terms(question)]
     if any(names(identifier, lowered) or identifier == entity for identifier in identifiers):
         return 0.3
-    words = {w[:5] for w in _WORD.findall(question.lower()) if w not in _STOP}
+    words = question_words(question)
     if not words:
         return 0.0
-    present = sum(1 for w in words if w in lowered)
-    return 0.1 * present / len(words)
+    weight = weights or {}
+    total = sum(weight.get(w, 1.0) for w in words)
+    present = sum(weight.get(w, 1.0) for w in words if w in lowered)
+    return 0.1 * present / total if total else 0.0
+
+
+def context_weights(question: str, bodies: Sequence[str]) -> dict[str, float]:
+    """BM25's IDF of each question word over the retrieved chunks: the tenant's own name is in
+    every one of them and says nothing about which sentence answers (docs/decisions/0061)."""
+    lowered = [b.lower() for b in bodies]
+    n = len(lowered)
+    return {w: math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+            for w in question_words(question) for df in [sum(1 for b in lowered if w in b)]}
 
 
 def looks_like_instruction(sentence: str) -> bool:
@@ -184,11 +203,34 @@ def _score(question: str, sentences: list[_Sentence], mode: str) -> tuple[np.nda
     vectors = get_encoder().encode([question, *texts])
     cosine = vectors[1:] @ vectors[0]
     plain, headed = cosine[: len(sentences)], cosine[len(sentences):] if mode != "off" else cosine
-    bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
+    weights = None
+    if settings.ANSWER_EXTRACTIVE_LEXICAL_IDF:
+        bodies = {s.candidate.chunk_id: _body(s.candidate) for s in sentences}
+        weights = context_weights(question, list(bodies.values()))
+    bonus = [lexical_bonus(question, s.text, entity=s.entity, weights=weights) for s in sentences]
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
     best = np.maximum(plain, headed) + np.array(bonus)
     return (best if mode == "score" else plain + np.array(bonus)), best
+
+
+def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np.ndarray:
+    """What each sentence loses for its chunk's place in the retrieved order.
+
+    One sentence's pooled cosine is a weak judge next to the retrieval that ranked whole chunks
+    (both legs, the reranker): a tenant's name in the question ("What uptime does PayLane
+    guarantee?") pulls every sentence that repeats the name above the top chunk's "99.95%
+    monthly uptime commitment" (docs/decisions/0061). The order ranks; it never makes a
+    sentence quotable."""
+    logit_weight = settings.ANSWER_EXTRACTIVE_LOGIT_PENALTY
+    if logit_weight > 0 and all(c.rerank_logit is not None for c in context):
+        # How much worse the reranker judged the chunk: nearly nothing where it could not tell.
+        top = max(float(c.rerank_logit or 0.0) for c in context)
+        gap = {c.chunk_id: top - float(c.rerank_logit or 0.0) for c in context}
+        return np.array([logit_weight * gap[s.candidate.chunk_id] for s in sentences])
+    penalty = settings.ANSWER_EXTRACTIVE_RANK_PENALTY
+    position = {c.chunk_id: i for i, c in enumerate(context)}
+    return np.array([penalty * position[s.candidate.chunk_id] for s in sentences])
 
 
 def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
@@ -225,6 +267,7 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
     if mode == "rescue" and float(quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
         rank, quotable = _score(question, sentences, "floor")
+    rank = rank - _retrieval_prior(sentences, context)
     order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:
         return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")

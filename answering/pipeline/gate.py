@@ -43,7 +43,7 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
         return GateDecision(False, None, "unknown_name", None,
                             f"the question names {', '.join(unknown_names)}, which no visible document mentions")
     minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
-    if query_coverage is not None and query_coverage < minimum:
+    if query_coverage is not None and query_coverage < minimum and not _semantic_rescue(candidates, vector_margin):
         # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
         # of a corpus that never mentions it): topical neighbours are not an answer.
         return GateDecision(False, query_coverage, "query_coverage", minimum,
@@ -63,3 +63,15 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
         return GateDecision(False, margin, "vector_margin", floor,
                             f"best cosine {margin:.3f} above chance < {floor}: no vector evidence")
     return GateDecision(True, margin, "vector_margin", floor, "confident enough")
+
+
+def _semantic_rescue(candidates: list[Candidate], vector_margin: float | None) -> bool:
+    """A paraphrase in words the pages do not use ("is the sandbox throttled?" of a page on test
+    mode's rate limits) covers little of the question, yet its best cosine stands far above
+    chance and the reranker is sure of the top: both semantic signals outvote the lexical one
+    (docs/decisions/0061). Only a reranked top counts: a fusion score says nothing here."""
+    top = candidates[0]
+    if top.score_kind != "rerank" or top.rerank_probability is None:
+        return False
+    margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
+    return margin >= settings.ANSWER_GATE_RESCUE_MARGIN and top.rerank_probability >= settings.ANSWER_GATE_RESCUE_RERANK

@@ -161,3 +161,31 @@ def test_rescue_reads_headings_only_for_a_question_about_to_be_declined(settings
                candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
     draft = extract_answer(question, context)
     assert not draft.declined and len(seen) == calls, (draft.text, seen)
+
+
+UPTIME_CONTEXT = [
+    ("Enterprise service level agreement > Uptime commitment",
+     "The payments API is covered by a 99.95% monthly uptime commitment. Scheduled maintenance announced in "
+     "advance on the status page does not count as downtime."),
+    ("Idempotent requests > How long keys are remembered",
+     "PayLane stores each key together with the first response for 48 hours."),
+    ("Why payments are declined",
+     "The bank decides in real time and sends back a reason, which PayLane passes on to you unchanged."),
+    ("Receiving webhooks > Delivery timeouts",
+     "When that setting is left empty, PayLane waits 10 seconds before counting the attempt as failed."),
+]
+
+
+@pytest.mark.parametrize("penalty, quotes_the_answer", [(None, True), (0.0, False)])
+def test_the_top_chunks_sentence_is_quoted_when_the_tenants_name_pulls_others_closer(
+        settings: Any, penalty: float | None, quotes_the_answer: bool) -> None:
+    """docs/decisions/0061: "PayLane" in the question brings every sentence that repeats the name
+    closer (cosine ~0.61) than the top chunk's 99.95% sentence (~0.50), which retrieval ranked
+    first; the retrieved order weighs in. Without it (penalty 0, the forced fail) the answer
+    quotes three sentences about something else."""
+    if penalty is not None:
+        settings.ANSWER_EXTRACTIVE_RANK_PENALTY = penalty
+    context = [candidate(i + 1, heading, body) for i, (heading, body) in enumerate(UPTIME_CONTEXT)]
+    draft = extract_answer("What uptime does PayLane guarantee?", context)
+    answer = UPTIME_CONTEXT[0][1].split(". ")[0] + "."
+    assert ((answer, 1) in quoted(draft.text)) is quotes_the_answer, draft.text

@@ -45,6 +45,27 @@ def test_a_question_whose_distinctive_words_were_not_found_is_gated() -> None:
     assert confidence_gate([candidate(0.03)], query_coverage=0.5).passed
 
 
+@override_settings(ANSWER_GATE_MIN_QUERY_COVERAGE=0.26, ANSWER_GATE_RESCUE_MARGIN=0.34,
+                   ANSWER_GATE_RESCUE_RERANK=0.5, ANSWER_GATE_RERANK_MIN=0.05)
+def test_low_coverage_is_forgiven_only_when_cosine_and_reranker_both_vouch_for_the_top() -> None:
+    """docs/decisions/0061: a paraphrase in other words than the page's keeps its answer when
+    both semantic signals are strong; either one alone, or a fusion-scored top, does not."""
+    assert confidence_gate([candidate(0.03, rerank=0.6, margin=0.4)], query_coverage=0.12).passed
+    for weak in (candidate(0.03, rerank=0.6, margin=0.3),   # cosine too close to chance
+                 candidate(0.03, rerank=0.4, margin=0.5),   # reranker unsure
+                 candidate(0.03, margin=0.5)):              # no reranker scored it
+        gated = confidence_gate([weak], query_coverage=0.12)
+        assert not gated.passed and gated.score_kind == "query_coverage", weak
+    # The search's margin is the one read, as for the fusion floor.
+    assert not confidence_gate([candidate(0.03, rerank=0.6, margin=0.4)], query_coverage=0.12,
+                               vector_margin=0.2).passed
+
+
+@override_settings(ANSWER_GATE_MIN_QUERY_COVERAGE=0.26)
+def test_the_rescue_is_off_by_default_until_measured() -> None:
+    assert not confidence_gate([candidate(0.03, rerank=0.99, margin=0.9)], query_coverage=0.12).passed
+
+
 def _gate_on(world: RetrievalWorld, question: str, rerank: str) -> bool:
     scope = TenantScope(tenant_id=world.acme.tenant.id, audience_ids=(world.acme.public_id,))
     result = search(scope=scope, query=question, ts_config="english", rerank=rerank)
