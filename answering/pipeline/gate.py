@@ -42,8 +42,9 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
         # Django's docs): its neighbours answer another question (docs/decisions/0051).
         return GateDecision(False, None, "unknown_name", None,
                             f"the question names {', '.join(unknown_names)}, which no visible document mentions")
+    margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
     minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
-    if query_coverage is not None and query_coverage < minimum and not _semantic_rescue(candidates, vector_margin):
+    if query_coverage is not None and query_coverage < minimum and not _semantic_rescue(candidates[0], margin):
         # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
         # of a corpus that never mentions it): topical neighbours are not an answer.
         return GateDecision(False, query_coverage, "query_coverage", minimum,
@@ -57,7 +58,6 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
     if top.score < settings.ANSWER_GATE_FUSION_MIN:
         return GateDecision(False, top.score, "fusion", settings.ANSWER_GATE_FUSION_MIN,
                             f"top fusion score {top.score:.4f} < {settings.ANSWER_GATE_FUSION_MIN}")
-    margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
     floor = settings.RETRIEVAL_MIN_VECTOR_MARGIN
     if margin < floor:
         return GateDecision(False, margin, "vector_margin", floor,
@@ -65,13 +65,11 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
     return GateDecision(True, margin, "vector_margin", floor, "confident enough")
 
 
-def _semantic_rescue(candidates: list[Candidate], vector_margin: float | None) -> bool:
+def _semantic_rescue(top: Candidate, margin: float) -> bool:
     """A paraphrase in words the pages do not use ("is the sandbox throttled?" of a page on test
     mode's rate limits) covers little of the question, yet its best cosine stands far above
     chance and the reranker is sure of the top: both semantic signals outvote the lexical one
     (docs/decisions/0061). Only a reranked top counts: a fusion score says nothing here."""
-    top = candidates[0]
     if top.score_kind != "rerank" or top.rerank_probability is None:
         return False
-    margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
     return margin >= settings.ANSWER_GATE_RESCUE_MARGIN and top.rerank_probability >= settings.ANSWER_GATE_RESCUE_RERANK

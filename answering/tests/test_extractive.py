@@ -7,6 +7,7 @@ import datetime as dt
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 
 from answering.pipeline.extractive import extract_answer
@@ -189,3 +190,29 @@ def test_the_top_chunks_sentence_is_quoted_when_the_tenants_name_pulls_others_cl
     draft = extract_answer("What uptime does PayLane guarantee?", context)
     answer = UPTIME_CONTEXT[0][1].split(". ")[0] + "."
     assert ((answer, 1) in quoted(draft.text)) is quotes_the_answer, draft.text
+
+
+def test_context_weights_count_the_tenants_name_for_almost_nothing() -> None:
+    """The IDF arm (ANSWER_EXTRACTIVE_LEXICAL_IDF, 0061): a word most retrieved chunks hold (the
+    name, in 3 of 4) weighs a fraction of one only the answer's chunk holds, and a word none
+    holds weighs most."""
+    from answering.pipeline.extractive import context_weights
+
+    weights = context_weights("What uptime does PayLane guarantee?", [body for _, body in UPTIME_CONTEXT])
+    assert weights["guara"] > weights["uptim"] > 3 * weights["payla"] > 0
+
+
+def test_the_logit_prior_follows_the_rerankers_gaps_not_the_places(settings: Any) -> None:
+    """The logit arm (ANSWER_EXTRACTIVE_LOGIT_PENALTY, 0061): a chunk the reranker could not
+    tell from the first loses nearly nothing, one it judged far worse loses in proportion."""
+    from answering.pipeline.extractive import _retrieval_prior, _Sentence
+
+    settings.ANSWER_EXTRACTIVE_LOGIT_PENALTY = 0.1
+    context = [candidate(i + 1, heading, body) for i, (heading, body) in enumerate(UPTIME_CONTEXT[:3])]
+    for c, logit in zip(context, (3.0, 2.9, 1.0)):
+        c.rerank_logit = logit
+    prior = _retrieval_prior([_Sentence(c.content, c) for c in context], context)
+    assert np.allclose(prior, [0.0, 0.01, 0.2])
+    context[2].rerank_logit = None  # an unreranked context falls back to the places
+    assert np.allclose(_retrieval_prior([_Sentence(c.content, c) for c in context], context),
+                       [0.0, settings.ANSWER_EXTRACTIVE_RANK_PENALTY, 2 * settings.ANSWER_EXTRACTIVE_RANK_PENALTY])
