@@ -209,6 +209,9 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=16, minimum=1)
 # weights (fp32, or int8 linear layers) made on first use into EMBEDDING_EXPORT_DIR and checked
 # against PyTorch before it is used. int8 is the default by measurement (docs/decisions/0060).
 EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", default="onnx-int8", choices=("torch", "onnx", "onnx-int8"))
+# The languages the encoder was trained on (all-MiniLM-L6-v2: English). A tenant writing in
+# another language is searched by its keyword leg alone (docs/decisions/0062).
+EMBEDDING_LANGUAGES = env_list("EMBEDDING_LANGUAGES", default=["en"])
 EMBEDDING_EXPORT_DIR = Path(env_optional("EMBEDDING_EXPORT_DIR") or BASE_DIR / "var" / "encoders")
 
 # --- Ingest ----------------------------------------------------------------------------------
@@ -261,6 +264,14 @@ DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
 
 # --- Retrieval (docs/decisions/0008, 0009) ---------------------------------------------------
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", default="hybrid")  # hybrid | vector | keyword
+# What `hybrid` means for a tenant whose language is not in EMBEDDING_LANGUAGES: the keyword leg
+# alone (measured on demo-tlapka, docs/decisions/0062), or both legs as for English.
+RETRIEVAL_UNREAD_LANGUAGE_MODE = env_choice("RETRIEVAL_UNREAD_LANGUAGE_MODE", default="keyword",
+                                            choices=("keyword", "hybrid"))
+# The rerank mode in such a language: the late-interaction reranker reads word pieces of the
+# English model, and reordered demo-tlapka's Czech candidates worse than BM25 had (0062).
+RETRIEVAL_UNREAD_LANGUAGE_RERANK = env_choice("RETRIEVAL_UNREAD_LANGUAGE_RERANK", default="off",
+                                              choices=("off", "always", "conditional"))
 RETRIEVAL_KEYWORD_RANKING = env_str("RETRIEVAL_KEYWORD_RANKING", default="bm25")  # bm25 | ts_rank_cd
 RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)

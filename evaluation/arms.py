@@ -34,6 +34,11 @@ ARMS: dict[str, Arm] = {
     "hybrid": Arm(),
     "vector": Arm({"RETRIEVAL_MODE": "vector"}),
     "keyword": Arm({"RETRIEVAL_MODE": "keyword"}),
+    # A language the encoder does not read (docs/decisions/0062): its keyword leg reranked by the
+    # English reranker, and both legs reranked whatever the language (the pipeline before 0062).
+    "unread_language_rerank": Arm({"RETRIEVAL_UNREAD_LANGUAGE_RERANK": "always"}),
+    "hybrid_any_language": Arm({"RETRIEVAL_UNREAD_LANGUAGE_MODE": "hybrid", "RETRIEVAL_UNREAD_LANGUAGE_RERANK": "always"}),
+    "keyword_no_rerank": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_RERANK_MODE": "off"}),
     "keyword_ts_rank_cd": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
@@ -100,6 +105,16 @@ ARMS: dict[str, Arm] = {
                                index_settings={"LANGUAGE_KEYS": "simple"}, note="keyword leg, no keys"),
     "keyword_keys_prefix": Arm({"LANGUAGE_KEYS": "prefix", "RETRIEVAL_MODE": "keyword"}, index_name="keys-prefix",
                                index_settings={"LANGUAGE_KEYS": "prefix"}, note="keyword leg, prefix keys"),
+    # The gate's coverage floor at zero, every other rule kept (unknown names, rerank floor), for
+    # each key scheme: each row records its question coverage, so bench/abstention_curve.py can
+    # replay any floor and compare the schemes at the same false-abstention rate (0062).
+    "coverage_open": Arm({"ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0}),
+    "keys_simple_coverage_open": Arm({"LANGUAGE_KEYS": "simple", "ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0},
+                                     index_name="keys-simple", index_settings={"LANGUAGE_KEYS": "simple"},
+                                     note="no keys, coverage floor 0"),
+    "keys_prefix_coverage_open": Arm({"LANGUAGE_KEYS": "prefix", "ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0},
+                                     index_name="keys-prefix", index_settings={"LANGUAGE_KEYS": "prefix"},
+                                     note="prefix keys only, coverage floor 0"),
     # The same pipeline on PyTorch's vectors: a shadow index encoded by torch, asked with torch
     # (docs/decisions/0060), so `make pgdocs-eval` compares the encoders in one run.
     "encoder_torch": Arm({"EMBEDDING_BACKEND": "torch"}, index_name="encoder-torch",

@@ -188,7 +188,8 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
         found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
                        query_vector=query_vector, language=tenant.language)
     trace.lap("retrieve")
-    gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names)
+    gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,
+                           vector_evidence=tenant.language in settings.EMBEDDING_LANGUAGES)
     trace.searched(found, gate)
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))

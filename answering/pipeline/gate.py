@@ -31,10 +31,12 @@ class GateDecision:
 
 
 def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None,
-                    vector_margin: float | None = None, unknown_names: tuple[str, ...] = ()) -> GateDecision:
+                    vector_margin: float | None = None, unknown_names: tuple[str, ...] = (),
+                    vector_evidence: bool = True) -> GateDecision:
     """`vector_margin` is the search's (SearchResult.vector_margin); without it, the best margin
     among `candidates` stands in (lower when the best cosine was reranked out of them).
-    `unknown_names`: SearchResult.unknown_names."""
+    `unknown_names`: SearchResult.unknown_names. `vector_evidence` is False in a language the
+    encoder does not read (docs/decisions/0062): its cosines are no floor for a fusion score."""
     if not candidates:
         return GateDecision(False, None, None, None, "no candidate came back")
     if unknown_names and settings.ANSWER_GATE_UNKNOWN_NAMES:
@@ -59,6 +61,9 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
         return GateDecision(False, top.score, "fusion", settings.ANSWER_GATE_FUSION_MIN,
                             f"top fusion score {top.score:.4f} < {settings.ANSWER_GATE_FUSION_MIN}")
     floor = settings.RETRIEVAL_MIN_VECTOR_MARGIN
+    if not vector_evidence:
+        return GateDecision(True, top.score, "fusion", settings.ANSWER_GATE_FUSION_MIN,
+                            "confident enough: the question's coverage decides in a language the encoder does not read")
     if margin < floor:
         return GateDecision(False, margin, "vector_margin", floor,
                             f"best cosine {margin:.3f} above chance < {floor}: no vector evidence")

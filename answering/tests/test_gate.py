@@ -38,6 +38,18 @@ def test_without_a_reranker_the_floor_is_the_best_cosine_above_chance() -> None:
     assert not confidence_gate([candidate(0.03, margin=0.30)], vector_margin=0.10).passed
 
 
+@override_settings(RETRIEVAL_MIN_VECTOR_MARGIN=0.24, ANSWER_GATE_MIN_QUERY_COVERAGE=0.3)
+def test_in_a_language_the_encoder_does_not_read_coverage_decides_not_the_cosine() -> None:
+    """docs/decisions/0062: an English model's cosine to a Czech question is no evidence either
+    way, so a fusion-scored top is not refused for it; coverage still refuses. Seen red with
+    the `vector_evidence` branch removed (the first assertion)."""
+    far = [candidate(0.03, margin=0.05)]
+    assert confidence_gate(far, query_coverage=0.8, vector_evidence=False).passed
+    assert not confidence_gate(far, query_coverage=0.8).passed  # in English the floor holds
+    gated = confidence_gate(far, query_coverage=0.1, vector_evidence=False)
+    assert not gated.passed and gated.score_kind == "query_coverage"
+
+
 @override_settings(ANSWER_GATE_FUSION_MIN=0.0, ANSWER_GATE_MIN_QUERY_COVERAGE=0.3)
 def test_a_question_whose_distinctive_words_were_not_found_is_gated() -> None:
     gated = confidence_gate([candidate(0.03)], query_coverage=0.12)

@@ -163,3 +163,40 @@ def test_the_unknown_word_rule_leaves_a_typo_to_correction(keyed: KeyedTenants) 
                         mode="keyword", rerank="off")
     assert result.unknown_names == ()
     assert "pesot" in result.terms.lexemes or [c.original for c in result.corrections] == ["pesot"]
+
+
+@pytest.mark.django_db
+def test_a_language_the_encoder_does_not_read_is_searched_by_its_keyword_leg(keyed: KeyedTenants) -> None:
+    """docs/decisions/0062: `hybrid` in Czech is the keyword leg alone (no chunk is ranked by the
+    English model's neighbours); in English, or with the rule switched off, both legs run.
+    Seen red with mode_for_language returning RETRIEVAL_MODE unchanged."""
+    def legs(language: str) -> set[str]:
+        result = search(scope=keyed.scopes["auto"], query="Kolikrát denně venčíte psa?", ts_config="simple",
+                        language=language, rerank="off", k=10)
+        return {leg for c in result.candidates for leg in c.ranks}
+
+    assert legs("cs") == {"keyword"}
+    assert legs("en") == {"keyword", "vector"}
+    with override_settings(RETRIEVAL_UNREAD_LANGUAGE_MODE="hybrid"):
+        assert legs("cs") == {"keyword", "vector"}
+    with override_settings(EMBEDDING_LANGUAGES=["en", "cs"]):
+        assert legs("cs") == {"keyword", "vector"}
+    with override_settings(RETRIEVAL_MODE="vector"):  # an explicit mode is never narrowed
+        assert legs("cs") == {"vector"}
+
+
+@pytest.mark.django_db
+def test_the_english_reranker_does_not_reorder_a_language_it_does_not_read(keyed: KeyedTenants) -> None:
+    """docs/decisions/0062: RETRIEVAL_UNREAD_LANGUAGE_RERANK (off) decides for Czech, the
+    configured mode for English; an explicit rerank argument always wins. Seen red with
+    rerank_for_language returning RETRIEVAL_RERANK_MODE unchanged."""
+    def reranked(language: str, **options: Any) -> bool:
+        return search(scope=keyed.scopes["auto"], query="Kolikrát denně venčíte psa?", ts_config="simple",
+                      language=language, k=5, **options).reranked
+
+    with override_settings(RETRIEVAL_RERANK_MODE="always"):
+        assert not reranked("cs")
+        assert reranked("en")
+        assert reranked("cs", rerank="always")
+        with override_settings(RETRIEVAL_UNREAD_LANGUAGE_RERANK="always"):
+            assert reranked("cs")

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("query")
         add_reader_arguments(parser)
         parser.add_argument("--k", type=int, default=5)
-        parser.add_argument("--mode", choices=MODES, default="hybrid")
+        parser.add_argument("--mode", choices=MODES, help="default: RETRIEVAL_MODE, by the tenant's language")
         parser.add_argument("--rerank", choices=["off", "always", "conditional"])
         parser.add_argument("--explain", action="store_true", help="legs, scores, corrections, verdicts, timings")
 
