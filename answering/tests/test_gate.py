@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -120,3 +121,19 @@ def test_a_framework_the_docs_never_mention_escalates_end_to_end(retrieval_world
     assert not confidence_gate(result.candidates, result.query_coverage, unknown_names=result.unknown_names).passed
     control = search(scope=scope, query="How do I retry a webhook from my app?", ts_config="english")
     assert confidence_gate(control.candidates, control.query_coverage, unknown_names=control.unknown_names).passed
+
+
+@pytest.mark.django_db
+@override_settings(CACHE_ENABLED=False)
+def test_the_flow_reads_the_tenants_language_for_the_gate(demo_corpus: Any) -> None:
+    """docs/decisions/0062, end to end on the Czech demo tenant: the Apple Pay question's pages
+    hold its words (coverage ~0.9), while the English model puts it ~0.15 above chance, under the
+    0.26 floor. The flow must tell the gate that cosines say nothing in Czech. Seen red with the
+    flow passing vector_evidence=True (escalated for "no vector evidence")."""
+    from answering.pipeline.flow import answer
+    from tenants.models import Tenant
+
+    result = answer(tenant=Tenant.objects.get(slug="tlapka"), audiences=["public"],
+                    question="Dá se u vás platit přes Apple Pay?", use_default_chain=False)
+    assert result.action == "answered", result.text
+    assert any(s["slug"] == "platby/platebni-metody" for s in result.sources), result.sources
