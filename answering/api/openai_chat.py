@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, assert_never
 
 from django.http import HttpRequest, JsonResponse
+from django.utils import translation
 from ninja import Field, Router, Schema
 from ninja import Path as PathParam
 from pydantic import BaseModel
@@ -25,6 +26,7 @@ from answering.api.openai_messages import (
     usage,
 )
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
+from answering.chat.language import chat_language, in_active_language
 from answering.handoff.followups import ContactInvalid, contact_given
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
@@ -112,13 +114,15 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     completion = _Completion(principal=principal, body=body, conversation=conversation,
                      completion_id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),
                      include_usage=bool(body.stream_options and body.stream_options.include_usage))
-    try:
-        if body.stream:
-            # Retrieval runs here, before the response starts: a rejected question is a 400, not a broken stream.
-            return EventStreamResponse(completion.chunks(answer_stream(**arguments)))
-        result = answer(**arguments)
-    except QuestionRejected as exc:
-        raise InvalidRequest(str(exc)) from exc
+    # The asker's language, the tenant's by default, as for /ask and the chat page (0050).
+    with translation.override(chat_language(request=request, tenant=principal.tenant)):
+        try:
+            if body.stream:
+                # Retrieval runs here, before the response starts: a rejected question is a 400, not a broken stream.
+                return EventStreamResponse(in_active_language(completion.chunks(answer_stream(**arguments))))
+            result = answer(**arguments)
+        except QuestionRejected as exc:
+            raise InvalidRequest(str(exc)) from exc
     completion.record(result)
     return JsonResponse({
         "id": completion.completion_id, "object": "chat.completion", "created": completion.created,

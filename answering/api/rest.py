@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from typing import Any, Literal, assert_never
 
 from django.http import HttpRequest
+from django.utils import translation
 from ninja import Field, Router, Schema, Status
 
+from answering.chat.language import chat_language, in_active_language
 from answering.handoff.followups import ContactInvalid, contact_given
 from answering.handoff.links import follow_up_object
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
@@ -162,15 +164,19 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
                     history=[turn.dict() for turn in body.history], conversation_id=body.conversation_id,
                     contact=contact)
     slug = principal.tenant.slug
-    try:
-        if not _wants_stream(request, body):
-            return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id,
-                                           tenant_slug=slug))
-        # Retrieval runs here, before the response starts: a rejected question is a 422, not a broken stream.
-        events = answer_stream(**arguments)
-    except QuestionRejected as exc:
-        raise InvalidRequest(str(exc)) from exc
-    return EventStreamResponse(_events(events, conversation_id=body.conversation_id, tenant_slug=slug))
+    # The abstention and greeting texts in the asker's language, the tenant's by default (0050):
+    # the chat page's rule, so a Czech help centre's API clients read Czech too.
+    with translation.override(chat_language(request=request, tenant=principal.tenant)):
+        try:
+            if not _wants_stream(request, body):
+                return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id,
+                                               tenant_slug=slug))
+            # Retrieval runs here, before the response starts: a rejected question is a 422, not a broken stream.
+            events = answer_stream(**arguments)
+        except QuestionRejected as exc:
+            raise InvalidRequest(str(exc)) from exc
+        return EventStreamResponse(in_active_language(
+            _events(events, conversation_id=body.conversation_id, tenant_slug=slug)))
 
 
 @router.post("/feedback", response={200: FeedbackOut, 404: ErrorOut, **ERRORS},

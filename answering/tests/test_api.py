@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from answering.models import Trace
+from answering.tests.chat_helpers import read_events
 from tenants import actions
 from tenants.models import ApiKey, Tenant
 from tenants.rls import tenant_context
@@ -189,3 +190,42 @@ def test_whitespace_only_question_is_422_from_the_pipeline(keys: dict[str, str],
 def test_health_needs_no_key(client: Client, db: Any) -> None:
     response = client.get("/api/v1/health")
     assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+CZECH_ABSTENTION = "Odpověď na tento dotaz v naší dokumentaci nenacházím"
+ENGLISH_ABSTENTION = "I don't know the answer to that from our documentation"
+NOT_OFFERED = "Nabízíte stříhání psů?"  # tlapka-a004: the shop offers no grooming
+
+
+@pytest.mark.parametrize("accept, expected", [(None, CZECH_ABSTENTION), ("en-GB,en;q=0.8", ENGLISH_ABSTENTION),
+                                              ("cs-CZ,cs;q=0.9", CZECH_ABSTENTION)])
+def test_the_api_speaks_the_askers_language_the_tenants_by_default(demo_corpus: Any, db: Any, client: Client,
+                                                                   accept: str | None, expected: str) -> None:
+    """0050's rule on the API as on the chat page: a Czech help centre's client that names no
+    language reads Czech. Seen red with the endpoint's translation.override removed."""
+    extra = {"HTTP_ACCEPT_LANGUAGE": accept} if accept else {}
+    body = post(client, "/ask", {"question": NOT_OFFERED}, issue("tlapka"), **extra).json()
+    assert body["action"] == "escalated" and expected in body["answer"], body["answer"]
+
+
+def test_an_english_tenant_stays_english_without_a_header(demo_corpus: Any, db: Any, client: Client) -> None:
+    body = post(client, "/ask", {"question": "What is the capital of Mongolia?"}, issue("paylane")).json()
+    assert body["action"] == "escalated" and ENGLISH_ABSTENTION in body["answer"], body["answer"]
+
+
+def test_a_streamed_abstention_is_in_the_tenants_language(demo_corpus: Any, db: Any, client: Client) -> None:
+    """The escalation is decided before the stream starts, inside the endpoint's language; the
+    later events run under in_active_language as the chat page's do. Seen red with the
+    endpoint's override removed (not with the wrapper alone: nothing translated is produced late
+    on this path today)."""
+    response = post(client, "/ask", {"question": NOT_OFFERED, "stream": True}, issue("tlapka"))
+    done = [json.loads(data) for name, data in read_events(response) if name == "done"]
+    assert len(done) == 1 and CZECH_ABSTENTION in done[0]["answer"], done
+
+
+def test_the_openai_endpoint_speaks_the_tenants_language_too(demo_corpus: Any, db: Any, client: Client) -> None:
+    response = client.post("/api/v1/openai/chat/completions", content_type="application/json",
+                           data=json.dumps({"model": "answerdesk-extractive", "messages": [{"role": "user", "content": NOT_OFFERED}]}),
+                           headers={"Authorization": f"Bearer {issue('tlapka')}"})
+    assert response.status_code == 200, response.content[:300]
+    assert CZECH_ABSTENTION in response.json()["choices"][0]["message"]["content"]
