@@ -16,7 +16,8 @@ everything. Here the base arm sits at the shipped floor, each other arm at the h
 whose false-abstention rate does not exceed the base's, and the paired difference in
 must-abstain recall gets a case-level bootstrap interval (answerable and must-abstain cases
 resampled separately). The other way round, the base's lowest floor that catches as many
-must-abstain cases as the other arm does at the shipped floor, and what it refuses there. docs/decisions/0062 holds what this printed.
+must-abstain cases as the other arm does at the shipped floor, and what it refuses there.
+docs/decisions/0062 holds what this printed.
 """
 
 from __future__ import annotations
