@@ -26,7 +26,7 @@ from answering.api.openai_messages import (
     usage,
 )
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
-from answering.chat.language import chat_language, in_active_language
+from answering.language import asker_language, in_active_language
 from answering.handoff.followups import ContactInvalid, contact_given
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
@@ -115,7 +115,7 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
                      completion_id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),
                      include_usage=bool(body.stream_options and body.stream_options.include_usage))
     # The asker's language, the tenant's by default, as for /ask and the chat page (0050).
-    with translation.override(chat_language(request=request, tenant=principal.tenant)):
+    with translation.override(asker_language(request=request, tenant=principal.tenant)):
         try:
             if body.stream:
                 # Retrieval runs here, before the response starts: a rejected question is a 400, not a broken stream.

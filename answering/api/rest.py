@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.utils import translation
 from ninja import Field, Router, Schema, Status
 
-from answering.chat.language import chat_language, in_active_language
+from answering.language import asker_language, in_active_language
 from answering.handoff.followups import ContactInvalid, contact_given
 from answering.handoff.links import follow_up_object
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
@@ -166,7 +166,7 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
     slug = principal.tenant.slug
     # The abstention and greeting texts in the asker's language, the tenant's by default (0050):
     # the chat page's rule, so a Czech help centre's API clients read Czech too.
-    with translation.override(chat_language(request=request, tenant=principal.tenant)):
+    with translation.override(asker_language(request=request, tenant=principal.tenant)):
         try:
             if not _wants_stream(request, body):
                 return Status(200, result_body(answer(**arguments), conversation_id=body.conversation_id,

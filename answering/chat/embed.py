@@ -36,7 +36,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from answering.chat import access, followup, views
-from answering.chat.language import in_active_language, in_chat_language
+from answering.chat.language import in_chat_language
+from answering.language import in_active_language
 from answering.chat.pending import PENDING_TTL_SECONDS, PendingForeign, PendingUnknown, pending_ask_claim
 from answering.chat.stream import chat_events, failed_events
 from answering.sse import EventStreamResponse

@@ -16,7 +16,8 @@ from django_htmx.http import reswap, retarget
 from answering.pipeline.records import feedback_record
 from answering.sse import EventStreamResponse
 from answering.chat import access, render as fragments
-from answering.chat.language import in_active_language, in_chat_language
+from answering.chat.language import in_chat_language
+from answering.language import in_active_language
 from answering.chat.questions import AskInvalid, ask_input_parse
 from answering.chat.stream import chat_events, failed_events
 from answering.chat.pending import (PENDING_TTL_SECONDS, PendingAsk, PendingForeign, PendingUnknown,

@@ -26,7 +26,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                             r"|who am i (?:talking|speaking) to|kdo jsi|kdo jste|co umíš|co umíte"
                             r"|jsi robot|jste robot)$")),
 ]
-# In the language active for the asker (the chat page's, answering/chat/language.py).
+# In the language active for the asker (answering/language.py).
 REPLIES = {
     "greeting": gettext_lazy("Hello! Ask me anything about our product and I'll answer from the documentation."),
     "thanks": gettext_lazy("You're welcome! Anything else I can help with?"),
