@@ -110,6 +110,12 @@ def encoder_identity(model_name: str, backend: str) -> str:
     return f"{model_name}:{backend}"
 
 
+def encoder_reads(language: str) -> bool:
+    """Whether the encoder was trained on this language (EMBEDDING_LANGUAGES): where it was not,
+    its cosines are no evidence and its neighbours no ranking (docs/decisions/0062)."""
+    return language in settings.EMBEDDING_LANGUAGES
+
+
 def configured_identity() -> str:
     """The identity of the encoder this process's settings load, without loading it."""
     return encoder_identity(settings.EMBEDDING_MODEL_NAME, settings.EMBEDDING_BACKEND)

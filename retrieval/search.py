@@ -19,7 +19,7 @@ import numpy as np
 from django.conf import settings
 from psycopg import sql
 
-from corpus.embedding import get_encoder
+from corpus.embedding import encoder_reads, get_encoder
 from corpus.origin import source_url
 from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
@@ -218,7 +218,7 @@ def mode_for_language(language: str) -> str:
     is the keyword leg alone: an English model's nearest neighbours of a Czech question are
     noise that fusion ranks above keyword hits (docs/decisions/0062)."""
     mode = settings.RETRIEVAL_MODE
-    if mode == "hybrid" and language not in settings.EMBEDDING_LANGUAGES:
+    if mode == "hybrid" and not encoder_reads(language):
         return settings.RETRIEVAL_UNREAD_LANGUAGE_MODE
     return mode
 
@@ -227,7 +227,7 @@ def rerank_for_language(language: str) -> str:
     """The configured rerank mode, or RETRIEVAL_UNREAD_LANGUAGE_RERANK in a language the encoder
     was not trained on: on demo-tlapka the English reranker took the right page out of first
     place in 24 questions and put it there in 10 (docs/decisions/0062)."""
-    if language in settings.EMBEDDING_LANGUAGES:
+    if encoder_reads(language):
         return settings.RETRIEVAL_RERANK_MODE
     return settings.RETRIEVAL_UNREAD_LANGUAGE_RERANK
 

@@ -36,7 +36,7 @@ from answering.pipeline.rewriting import Rewrite, rewrite_query
 from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from cachelayer import service as cache
-from corpus.embedding import get_encoder
+from corpus.embedding import encoder_reads, get_encoder
 from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -189,7 +189,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
                        query_vector=query_vector, language=tenant.language)
     trace.lap("retrieve")
     gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,
-                           vector_evidence=tenant.language in settings.EMBEDDING_LANGUAGES)
+                           vector_evidence=encoder_reads(tenant.language))
     trace.searched(found, gate)
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))
