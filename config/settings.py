@@ -218,6 +218,9 @@ EMBEDDING_EXPORT_DIR = Path(env_optional("EMBEDDING_EXPORT_DIR") or BASE_DIR / "
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
 INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
+# Keep each chunk's token states from the ingest's forward pass, so the late-interaction
+# reranker reads them instead of encoding its candidates: about 55 kB a chunk (0063).
+INGEST_TOKEN_STATES = env_bool("INGEST_TOKEN_STATES", default=True)
 # Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
 # 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)

@@ -98,6 +98,17 @@ class Encoder:
             raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
         return vectors.astype(np.float32, copy=False)
 
+    def encode_with_states(self, texts: Sequence[str], *, batch_size: int | None = None,
+                           progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The vectors of `encode` and each text's token states from the same forward pass."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        vectors, states = self.backend.embed_with_states(
+            list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE, progress=progress)
+        if vectors.shape[1] != self.dimension:
+            raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
+        return vectors.astype(np.float32, copy=False), states
+
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 

@@ -21,7 +21,7 @@ from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
-from corpus import sitebuild, store
+from corpus import sitebuild, store, token_states
 from corpus.chunking import ChunkDraft, chunk_sections
 from corpus.embedding import Encoder, get_encoder
 from corpus.language import index_keys_version
@@ -307,20 +307,23 @@ def _write_refusal(parsed: ParsedDocument, state: store.StoredState | None, audi
     return ""
 
 
-def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
+def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray,
+                 token_states: list[bytes | None]) -> list[tuple[str, int]]:
     outcomes = store.write_documents(
         tenant=tenant,
         items=[store.DocumentWrite(item.parsed, item.audience_id, item.content_hash, item.drafts, item.blurbs,
                                    item.origin)
                for item in group],
         vectors=vectors,
+        token_states=token_states,
     )
     return [(outcome, len(item.drafts)) for (outcome, _), item in zip(outcomes, group)]
 
 
-def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray) -> list[tuple[str, int]]:
+def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray,
+                    token_states: list[bytes | None]) -> list[tuple[str, int]]:
     try:
-        return _write_group(tenant, group, vectors)
+        return _write_group(tenant, group, vectors, token_states)
     finally:
         connection.close()  # the writer thread's own connection
 
@@ -358,19 +361,17 @@ def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder,
                 group.append(pending[start])
                 size += len(pending[start].drafts)
                 start += 1
-            texts = [
-                store.embedded_text(item.blurbs[i] if item.blurbs else "", draft.content)
-                for item in group
-                for i, draft in enumerate(item.drafts)
-            ]
+            blurbs = [item.blurbs[i] if item.blurbs else "" for item in group for i in range(len(item.drafts))]
+            texts = [store.embedded_text(blurb, draft.content)
+                     for blurb, draft in zip(blurbs, (d for item in group for d in item.drafts))]
             t0 = time.perf_counter()
-            vectors = encoder.encode(texts)
+            vectors, states = token_states.encode_for_storage(encoder, texts, plain=[not b for b in blurbs])
             report.encode_seconds += time.perf_counter() - t0
             settle(in_flight, previous)  # at most one window waits to be written
             if executor is not None:
-                in_flight = executor.submit(_threaded_write, tenant, group, vectors)
+                in_flight = executor.submit(_threaded_write, tenant, group, vectors, states)
             else:
-                in_flight = _done(_write_group(tenant, group, vectors))
+                in_flight = _done(_write_group(tenant, group, vectors, states))
             previous = group
             bar.update(size)
         settle(in_flight, previous)

@@ -1,4 +1,5 @@
-"""Re-encode a tenant's vectors in place when the encoder changes (EMBEDDING_BACKEND).
+"""Re-encode a tenant's vectors in place when the encoder changes (EMBEDDING_BACKEND), and
+give chunks written without token states theirs (INGEST_TOKEN_STATES; docs/decisions/0063).
 
 One window of chunks per transaction: each window's rows get the new vectors and the new
 encoder's name together, so a killed run leaves every row either old or new, never a vector
@@ -14,9 +15,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from tqdm import tqdm
 
-from corpus import store
+from corpus import store, token_states
 from corpus.embedding import Encoder, get_encoder
 from tenants.models import Tenant
 from tenants.writer import ChunkWriter
@@ -32,7 +34,7 @@ class ReembedReport:
 
     def summary(self) -> str:
         rate = self.chunks / self.seconds if self.seconds else 0.0
-        return (f"{self.tenant}: {self.chunks} chunk vectors re-encoded with {self.encoder} in {self.windows} "
+        return (f"{self.tenant}: {self.chunks} chunks re-encoded with {self.encoder} in {self.windows} "
                 f"windows, {self.seconds:.1f} s ({rate:.1f} chunks/s)")
 
 
@@ -43,18 +45,22 @@ def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None
     report = ReembedReport(tenant=tenant.slug, encoder=encoder.identity)
     started = time.perf_counter()
     writer = ChunkWriter(tenant_id=tenant.id)
+    want_states = settings.INGEST_TOKEN_STATES
     with store.tenant_ingest_lock(tenant=tenant):
         with writer.rls_context() as cursor:
-            total = writer.count_stale(cursor, encoder.identity)
+            total = writer.count_stale(cursor, encoder.identity, want_states=want_states)
         bar = tqdm(total=total, unit="chunk", desc=f"re-encoding {tenant.slug}", disable=not progress or not total)
         try:
             while True:
                 with writer.rls_context() as cursor:
-                    rows = writer.stale_window(cursor, encoder.identity, window)
+                    rows = writer.stale_window(cursor, encoder.identity, window, want_states=want_states)
                     if not rows:
                         break
-                    vectors = encoder.encode([store.embedded_text(blurb, content) for _, blurb, content in rows])
-                    writer.set_embeddings(cursor, [chunk_id for chunk_id, _, _ in rows], vectors, encoder.identity)
+                    vectors, states = token_states.encode_for_storage(
+                        encoder, [store.embedded_text(blurb, content) for _, blurb, content in rows],
+                        plain=[not blurb for _, blurb, _ in rows])
+                    writer.set_embeddings(cursor, [chunk_id for chunk_id, _, _ in rows], vectors, encoder.identity,
+                                          states)
                 report.chunks += len(rows)
                 report.windows += 1
                 bar.update(len(rows))

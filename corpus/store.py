@@ -85,10 +85,12 @@ class DocumentWrite:
     origin: DocumentOrigin = COMMAND
 
 
-def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: np.ndarray) -> list[tuple[str, int]]:
+def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: np.ndarray,
+                    token_states: Sequence[bytes | None] = ()) -> list[tuple[str, int]]:
     """Insert or replace these documents and all their chunks in one transaction.
 
-    `vectors` holds every item's chunk vectors, in order. Returns (outcome, document id) per
+    `vectors` holds every item's chunk vectors, in order, and `token_states` (if given) their
+    packed token states (corpus/token_states.py) in the same order. Returns (outcome, document id) per
     item. Each document stays all or nothing: its old chunks go and its new ones arrive in
     the same transaction, so no reader and no SIGKILL ever sees half of one. One transaction
     per encode window, not per document, lets one statement insert the window's chunks and
@@ -100,8 +102,10 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
         # later replaces the earlier, exactly as if each had been written on its own.
         cut = next(i for i, key in enumerate(keys) if key in keys[:i])
         split = sum(len(item.drafts) for item in items[:cut])
-        return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split])
-                + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:]))
+        states = list(token_states) or [None] * len(vectors)
+        return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split], token_states=states[:split])
+                + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:],
+                                  token_states=states[split:]))
     writer = ChunkWriter(tenant_id=tenant.id)
     now = timezone.now()
     with writer.rls_context() as cursor:
@@ -135,7 +139,8 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
         retired = writer.delete_for_documents(cursor, [d.pk for d in replaced]) if replaced else []
         Document.objects.bulk_create(created)
         writer.insert_columns(cursor, _chunk_columns(tenant=tenant, items=items, documents=documents,
-                                                     outcomes=outcomes, vectors=vectors))
+                                                     outcomes=outcomes, vectors=vectors,
+                                                     token_states=token_states))
         on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired,
                                  document_ids=[d.pk for d in created + replaced])
     return [(outcome, document.pk) for outcome, document in zip(outcomes, documents)]
@@ -163,7 +168,8 @@ def _document_fields(*, tenant: Tenant, item: DocumentWrite, now: datetime) -> d
 
 
 def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents: Sequence[Document],
-                   outcomes: Sequence[str], vectors: np.ndarray) -> ChunkColumns:
+                   outcomes: Sequence[str], vectors: np.ndarray,
+                   token_states: Sequence[bytes | None] = ()) -> ChunkColumns:
     """The chunks of every added or changed document, as columns (no object per chunk)."""
     keep: list[np.ndarray] = []
     document_ids: list[int] = []
@@ -183,6 +189,7 @@ def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents:
             blurbs.extend(item.blurbs if item.blurbs else [""] * count)
         offset += count
     contents = [d.content for d in drafts]
+    rows = np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
     return ChunkColumns(
         document_id=document_ids,
         audience_id=audience_ids,
@@ -191,12 +198,13 @@ def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents:
         content=contents,
         page=[d.page for d in drafts],
         token_count=[d.token_count for d in drafts],
-        embedding=vectors[np.concatenate(keep)] if keep else vectors[:0],
+        embedding=vectors[rows],
         ts_config=[tenant.text_search_config] * len(drafts),
         contested=[False] * len(drafts),
         context_blurb=blurbs,
         exact_terms=[exact_terms(text) for text in contents],
         language_keys=[document_keys(text, language=tenant.language) for text in contents],
+        token_states=[token_states[i] for i in rows] if token_states else (),
     )
 
 

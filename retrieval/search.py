@@ -28,6 +28,7 @@ from retrieval.legs import (
     vector_leg, vector_text,
 )
 from retrieval.rerankers import get_reranker
+from retrieval.rerankers.stored import stored_token_states
 from retrieval.typos import Correction, correct_terms
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -99,6 +100,7 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     reranked: bool = False
     rerank_reason: str = "off"
+    rerank_encoded: int = 0  # candidates the reranker encoded because no token states were stored
     query_vector: np.ndarray | None = None
     # IDF-weighted share of the question's terms found in the context chunks that carry
     # evidence: a question whose distinctive words the corpus never uses is not answerable
@@ -124,6 +126,7 @@ class SearchResult:
             "candidates": [c.as_trace() for c in self.candidates],
             "dropped": [c.as_trace() for c in self.dropped],
             "timings_ms": self.timings_ms, "reranked": self.reranked, "rerank_reason": self.rerank_reason,
+            "rerank_encoded": self.rerank_encoded,
             "query_coverage": round(self.query_coverage, 4), "chance": round(self.chance, 4),
             "vector_margin": round(self.vector_margin, 4), "unknown_names": list(self.unknown_names),
         }
@@ -203,7 +206,8 @@ def search(
         # several chunks each: a page that fused 21st is not lost behind a page's third chunk.
         result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
     with timer.stage("rerank"):
-        _maybe_rerank(result, rerank or rerank_for_language(language), reranker or settings.RETRIEVAL_RERANKER)
+        _maybe_rerank(scope, result, rerank or rerank_for_language(language),
+                      reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
@@ -413,14 +417,17 @@ def should_rerank(candidates: Sequence[Candidate], mode: str, margin: float) -> 
     raise ValueError(f"rerank mode {mode!r} is not off, always or conditional")
 
 
-def _maybe_rerank(result: SearchResult, mode: str, reranker_name: str) -> None:
+def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, reranker_name: str) -> None:
     run, reason = should_rerank(result.candidates, mode, settings.RETRIEVAL_RERANK_MARGIN)
     result.rerank_reason = reason
     if not run:
         return
     depth = settings.RETRIEVAL_RERANK_DEPTH
     head, tail = result.candidates[:depth], result.candidates[depth:]
-    scores = get_reranker(reranker_name).score(result.query, [c.content for c in head])
+    reranker = get_reranker(reranker_name)
+    states = stored_token_states(scope, [c.chunk_id for c in head]) if reranker.reads_token_states else []
+    result.rerank_encoded = sum(s is None for s in states) if states else len(head)
+    scores = reranker.score(result.query, [c.content for c in head], token_states=states)
     for candidate, score in zip(head, scores):
         candidate.rerank_logit, candidate.rerank_probability = score.logit, score.probability
     head.sort(key=lambda c: (-(c.rerank_logit or 0.0), c.chunk_id))  # the logit sorts; the sigmoid saturates

@@ -38,6 +38,7 @@ class ChunkRow:
     context_blurb: str = ""
     exact_terms: Sequence[str] = ()
     language_keys: str | None = None  # a tsvector literal (corpus/language.py); None: ts_config's
+    token_states: bytes | None = None  # corpus/token_states.py's packed rows; None: not stored
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class ChunkColumns:
     exact_terms: Sequence[Sequence[str]]
     # Per row a tsvector literal of Python-computed keys, or None (empty: None for every row).
     language_keys: Sequence[str | None] = ()
+    # Per row the packed token states (corpus/token_states.py), or None (empty: None for every row).
+    token_states: Sequence[bytes | None] = ()
 
     @classmethod
     def from_rows(cls, rows: Sequence[ChunkRow]) -> ChunkColumns:
@@ -79,6 +82,7 @@ class ChunkColumns:
             context_blurb=[r.context_blurb for r in rows],
             exact_terms=[list(r.exact_terms) for r in rows],
             language_keys=[r.language_keys for r in rows],
+            token_states=[r.token_states for r in rows],
         )
 
 
@@ -128,37 +132,44 @@ class ChunkWriter:
         row = cursor.fetchone()
         return str(row[0]) if row else None
 
-    def count_stale(self, cursor: Any, encoder: str) -> int:
-        """How many of this tenant's chunks hold a vector of another encoder than `encoder`."""
-        # corpus_chunk_tenant_encoder_idx (tenant_id, encoder).
-        cursor.execute(sql.SQL("SELECT count(*) FROM {} WHERE tenant_id = %(t)s AND encoder <> %(e)s")
-                       .format(sql.Identifier(CHUNK_TABLE)).as_string(None), {"t": self.tenant_id, "e": encoder})
+    def count_stale(self, cursor: Any, encoder: str, *, want_states: bool = False) -> int:
+        """How many of this tenant's chunks hold a vector of another encoder than `encoder`, or
+        (want_states) no token states where they could have them (no context blurb)."""
+        # corpus_chunk_tenant_encoder_idx (tenant_id, encoder); the states test reads each row.
+        cursor.execute(sql.SQL("SELECT count(*) FROM {} WHERE tenant_id = %(t)s AND {}")
+                       .format(sql.Identifier(CHUNK_TABLE), _stale(want_states)).as_string(None),
+                       {"t": self.tenant_id, "e": encoder})
         return int(cursor.fetchone()[0])
 
-    def stale_window(self, cursor: Any, encoder: str, limit: int) -> list[tuple[int, str, str]]:
-        """Up to `limit` chunks whose vector another encoder wrote: (id, context blurb, content),
-        locked until the caller's transaction ends."""
+    def stale_window(self, cursor: Any, encoder: str, limit: int, *,
+                     want_states: bool = False) -> list[tuple[int, str, str]]:
+        """Up to `limit` chunks count_stale counts: (id, context blurb, content), locked until the
+        caller's transaction ends."""
         # corpus_chunk_tenant_encoder_idx finds the stale rows; by id so two windows never overlap.
         cursor.execute(sql.SQL("SELECT id, tenant_id, context_blurb, content FROM {} WHERE tenant_id = %(t)s"
-                               " AND encoder <> %(e)s ORDER BY id LIMIT %(n)s FOR UPDATE")
-                       .format(sql.Identifier(CHUNK_TABLE)).as_string(None),
+                               " AND {} ORDER BY id LIMIT %(n)s FOR UPDATE")
+                       .format(sql.Identifier(CHUNK_TABLE), _stale(want_states)).as_string(None),
                        {"t": self.tenant_id, "e": encoder, "n": limit})
         rows = cursor.fetchall()
         self._ids([(r[0], r[1]) for r in rows])
         return [(int(r[0]), str(r[2]), str(r[3])) for r in rows]
 
-    def set_embeddings(self, cursor: Any, chunk_ids: Sequence[int], vectors: np.ndarray, encoder: str) -> None:
-        """Replace these chunks' vectors with `encoder`'s (the text and its statistics stay)."""
+    def set_embeddings(self, cursor: Any, chunk_ids: Sequence[int], vectors: np.ndarray, encoder: str,
+                       token_states: Sequence[bytes | None] = ()) -> None:
+        """Replace these chunks' vectors and token states with `encoder`'s (the text and its
+        statistics stay). States of the old encoder never outlive its vectors: None clears them."""
         raw = cursor.cursor.connection if hasattr(cursor, "cursor") else cursor.connection
         _ensure_vector_type(raw)
         with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
             # corpus_chunk_pkey (tenant_id, id) finds each row.
-            binary.execute(sql.SQL("UPDATE {} c SET embedding = r.embedding, encoder = %(e)s"
-                                   " FROM unnest(%(ids)s::bigint[], %(v)b::vector[]) AS r(id, embedding)"
+            binary.execute(sql.SQL("UPDATE {} c SET embedding = r.embedding, token_states = r.states, encoder = %(e)s"
+                                   " FROM unnest(%(ids)s::bigint[], %(v)b::vector[], %(s)b::bytea[])"
+                                   " AS r(id, embedding, states)"
                                    " WHERE c.tenant_id = %(t)s AND c.id = r.id")
                            .format(sql.Identifier(CHUNK_TABLE)),
                            {"t": self.tenant_id, "e": encoder, "ids": list(chunk_ids),
-                            "v": list(np.asarray(vectors, dtype=np.float32))})
+                            "v": list(np.asarray(vectors, dtype=np.float32)),
+                            "s": list(token_states) or [None] * len(chunk_ids)})
 
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
         """Delete the chunks of these documents and return their ids (for cache invalidation)."""
@@ -244,6 +255,12 @@ class ChunkWriter:
         return sorted(chunk_id for chunk_id, _ in rows)
 
 
+def _stale(want_states: bool) -> sql.Composable:
+    if want_states:
+        return sql.SQL("(encoder <> %(e)s OR (token_states IS NULL AND context_blurb = ''))")
+    return sql.SQL("encoder <> %(e)s")
+
+
 def configured_encoder() -> str:
     """The encoder whose vectors this process writes: the one corpus.embedding loads from the
     same settings (its `encoder_identity`); every row records it, so a tenant's vectors never
@@ -255,17 +272,18 @@ def configured_encoder() -> str:
 _INSERT_COLUMNS = sql.SQL(
     "WITH new AS ("
     " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
-    " token_count, embedding, ts_config, contested, context_blurb, exact_terms, language_keys, encoder)"
+    " token_count, embedding, ts_config, contested, context_blurb, exact_terms, language_keys, encoder,"
+    " token_states)"
     " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
     " r.token_count, r.embedding, r.ts_config::regconfig, r.contested, r.context_blurb,"
     " coalesce((%(terms)s::text[])[r.term_end - r.term_n + 1 : r.term_end], '{{}}'), r.language_keys::tsvector,"
-    " %(encoder)s"
+    " %(encoder)s, r.token_states"
     " FROM unnest(%(document_id)s::bigint[], %(audience_id)s::bigint[], %(ordinal)s::integer[],"
     " %(heading_path)s::text[], %(content)s::text[], %(page)s::integer[], %(token_count)s::integer[],"
     " %(embedding)b::vector[], %(ts_config)s::text[], %(contested)s::boolean[], %(context_blurb)s::text[],"
-    " %(term_end)s::integer[], %(term_n)s::integer[], %(language_keys)s::text[])"
+    " %(term_end)s::integer[], %(term_n)s::integer[], %(language_keys)s::text[], %(token_states)b::bytea[])"
     " AS r(document_id, audience_id, ordinal, heading_path, content, page, token_count, embedding,"
-    " ts_config, contested, context_blurb, term_end, term_n, language_keys)"
+    " ts_config, contested, context_blurb, term_end, term_n, language_keys, token_states)"
     " RETURNING audience_id, tsv, term_count, archived"
     "), terms AS ("
     " INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
@@ -306,6 +324,7 @@ def _column_params(*, tenant_id: int, columns: ChunkColumns, count: int) -> dict
         "term_n": [len(terms) for terms in columns.exact_terms],
         "terms": flat_terms,
         "language_keys": list(columns.language_keys) or [None] * count,
+        "token_states": list(columns.token_states) or [None] * count,
         "encoder": configured_encoder(),
     }
 

@@ -27,6 +27,9 @@ class Backend(Protocol):
 
     def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray: ...
 
+    def embed_with_states(self, texts: Sequence[str], *, batch_size: int,
+                          progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]: ...
+
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]: ...
 
 

@@ -49,9 +49,21 @@ class OnnxBackend:
             yield index, self.hf_tokenizer.pad(rows, padding=True, return_tensors="np")
 
     def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray:
+        return self._pool(texts, batch_size=batch_size, progress=progress, keep_states=False)[0]
+
+    def embed_with_states(self, texts: Sequence[str], *, batch_size: int,
+                          progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The vectors and, from the same forward pass, each text's token states (no padding)."""
+        return self._pool(texts, batch_size=batch_size, progress=progress, keep_states=True)
+
+    def _pool(self, texts: Sequence[str], *, batch_size: int, progress: bool,
+              keep_states: bool) -> tuple[np.ndarray, list[np.ndarray]]:
         vectors: np.ndarray | None = None
+        states: list[np.ndarray] = []
         bar = tqdm(total=len(texts), unit="text", disable=not progress)
         encoded = self.hf_tokenizer(list(texts), truncation=True, max_length=self.max_seq_length)
+        if keep_states:
+            states = [np.zeros((0, 0), dtype=np.float32)] * len(texts)
         for index, batch in self._batches(encoded, batch_size):
             hidden, mask = self._run(batch)
             weights = mask[..., None].astype(np.float32)
@@ -60,9 +72,12 @@ class OnnxBackend:
             if vectors is None:
                 vectors = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
             vectors[index] = pooled
+            if keep_states:
+                for row, i in enumerate(index):
+                    states[i] = hidden[row, : int(mask[row].sum())]
             bar.update(len(index))
         bar.close()
-        return vectors if vectors is not None else np.zeros((0, 0), dtype=np.float32)
+        return (vectors if vectors is not None else np.zeros((0, 0), dtype=np.float32)), states
 
     def token_embeddings(self, texts: Sequence[str], *, batch_size: int = 4) -> list[np.ndarray]:
         """Each text's token states without padding, in small batches ordered by word pieces.

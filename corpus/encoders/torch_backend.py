@@ -30,6 +30,19 @@ class TorchBackend:
                                     convert_to_numpy=True, show_progress_bar=progress)
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_with_states(self, texts: Sequence[str], *, batch_size: int,
+                          progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The vectors and, from the same forward pass, each text's token states (no padding)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        outputs = self.model.encode(list(texts), output_value=None, batch_size=batch_size, convert_to_numpy=False,
+                                    show_progress_bar=progress)
+        vectors = np.stack([np.asarray(o["sentence_embedding"].cpu().numpy(), dtype=np.float32) for o in outputs])
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        states = [np.asarray(o["token_embeddings"][: int(o["attention_mask"].sum())].cpu().numpy(), dtype=np.float32)
+                  for o in outputs]
+        return vectors, states
+
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         # One call: sentence-transformers batches and length-sorts the texts itself.
         encoded = self.model.encode(list(texts), output_value="token_embeddings", convert_to_numpy=False,

@@ -135,3 +135,19 @@ def test_the_reranker_reads_token_states_in_small_ordered_batches(exported: Path
     # The shapes catch states handed to another text (seen red with each batch's rows rotated);
     # per-batch activation scales move a MaxSim by up to ~0.015 on these texts, hence the bound.
     assert np.abs(maxsim(small) - maxsim(whole)).max() < 0.025
+
+
+@pytest.mark.parametrize("backend_name", ["torch", BACKEND])
+def test_vectors_with_states_are_the_vectors_and_the_states_of_one_pass(backend_name: str, settings: object) -> None:
+    """What the ingest stores for the reranker (docs/decisions/0063): the same vectors `embed`
+    gives, and per text its unpadded token states, whose mean is that text's vector."""
+    settings.EMBEDDING_BACKEND = backend_name  # type: ignore[attr-defined]
+    encoder = get_encoder()
+    texts = ["How do I create a partial index?", "VACUUM reclaims storage occupied by dead tuples, "
+             "which an UPDATE or DELETE leaves behind.", "ok"]
+    vectors, states = encoder.encode_with_states(texts, batch_size=2)
+    assert np.allclose(vectors, encoder.encode(texts, batch_size=2), atol=1e-5)
+    assert [s.shape for s in states] == [(len(encoder.backend.hf_tokenizer(t)["input_ids"]), 384) for t in texts]
+    pooled = np.stack([s.mean(axis=0) for s in states])
+    pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+    assert (pooled * vectors).sum(axis=1).min() > 0.9999  # seen red with each text given another's rows

@@ -113,7 +113,7 @@ def test_reembed_all_switches_every_stale_tenant_and_names_only_those(
     call_command("reembed", all=True, no_progress=True, stdout=out)
     assert {r["encoder"] for r in chunk_rows(acme)} == {other_encoder.identity}
     assert {r["encoder"] for r in chunk_rows(globex)} == {other_encoder.identity}
-    assert f"{acme.tenant.slug}: 4 chunk vectors re-encoded" in out.getvalue()
+    assert f"{acme.tenant.slug}: 4 chunks re-encoded" in out.getvalue()
     # Already the configured encoder's: untouched, unnamed. By line, not substring: tenants other
     # tests committed (iso-globex) share the name's letters and are reported on their own lines.
     named = {line.split(":", 1)[0] for line in out.getvalue().splitlines()}

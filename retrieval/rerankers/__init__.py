@@ -1,6 +1,8 @@
 """Rerankers: one interface, one module per backend, chosen by name from settings.RERANKERS.
 
-Every backend returns, per candidate, the raw logit and its sigmoid. Sorting uses the logit
+Every backend returns, per candidate, the raw logit and its sigmoid. A backend that reads
+token states (`reads_token_states`) is handed those the ingest stored, None where a candidate
+has none; the others read the text alone. Sorting uses the logit
 (the sigmoid saturates); gates and thresholds read the sigmoid; traces keep both.
 """
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
+import numpy as np
 from django.conf import settings
 from django.utils.module_loading import import_string
 
@@ -35,8 +38,10 @@ def score_from_logit(logit: float) -> RerankScore:
 
 class Reranker(Protocol):
     name: str
+    reads_token_states: bool
 
-    def score(self, query: str, texts: Sequence[str]) -> list[RerankScore]: ...
+    def score(self, query: str, texts: Sequence[str], *,
+              token_states: Sequence[np.ndarray | None] = ()) -> list[RerankScore]: ...
 
 
 @lru_cache(maxsize=8)

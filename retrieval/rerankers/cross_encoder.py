@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -13,6 +14,7 @@ from retrieval.rerankers import RerankScore, score_from_logit
 
 class CrossEncoderReranker:
     name = "cross_encoder"
+    reads_token_states = False  # it reads (query, text) pairs
 
     def __init__(self, path: str | None = None) -> None:
         path = path or settings.RETRIEVAL_CROSS_ENCODER_PATH
@@ -22,7 +24,8 @@ class CrossEncoderReranker:
 
         self.model: Any = CrossEncoder(path, device="cpu")
 
-    def score(self, query: str, texts: Sequence[str]) -> list[RerankScore]:
+    def score(self, query: str, texts: Sequence[str], *,
+              token_states: Sequence[np.ndarray | None] = ()) -> list[RerankScore]:
         if not texts:
             return []
         import torch

@@ -27,15 +27,26 @@ def _token_matrix(vectors: object) -> np.ndarray:
 
 class LateInteractionReranker:
     name = "late_interaction"
+    reads_token_states = True
 
-    def score(self, query: str, texts: Sequence[str]) -> list[RerankScore]:
+    def score(self, query: str, texts: Sequence[str], *,
+              token_states: Sequence[np.ndarray | None] = ()) -> list[RerankScore]:
+        """MaxSim of the query against each text; a text whose states the ingest stored is not
+        encoded again (docs/decisions/0063), so with all of them stored only the query is."""
         if not texts:
             return []
-        # The query and every candidate in one encoder call, on the configured (fast) backend.
-        matrices = [_token_matrix(t) for t in get_encoder().token_embeddings([query, *texts])]
-        query_tokens = matrices[0][1:-1] if len(matrices[0]) > 2 else matrices[0]  # drop [CLS]/[SEP]
+        encoder = get_encoder()
+        stored = list(token_states) or [None] * len(texts)
+        missing = [i for i, states in enumerate(stored) if states is None]
+        # The question on its own: the int8 encoder quantises each batch's activations by that
+        # batch's range, and a question batched with candidates moved MaxSim by up to 0.04.
+        query_matrix = _token_matrix(encoder.token_embeddings([query])[0])
+        if missing:
+            for i, states in zip(missing, encoder.token_embeddings([texts[i] for i in missing])):
+                stored[i] = states
+        query_tokens = query_matrix[1:-1] if len(query_matrix) > 2 else query_matrix  # drop [CLS]/[SEP]
         scores = []
-        for doc in matrices[1:]:
-            maxsim = float((query_tokens @ doc.T).max(axis=1).mean())
+        for doc in stored:
+            maxsim = float((query_tokens @ _token_matrix(doc).T).max(axis=1).mean())
             scores.append(score_from_logit((maxsim - _CENTER) * _SCALE))
         return scores

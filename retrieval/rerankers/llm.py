@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
@@ -20,6 +21,7 @@ _EPSILON = 1e-4
 
 class LlmPointwiseReranker:
     name = "llm"
+    reads_token_states = False  # it reads (query, text) pairs
 
     def __init__(self, scorer: Callable[[str, str], float] | None = None) -> None:
         if scorer is None:
@@ -28,7 +30,8 @@ class LlmPointwiseReranker:
             scorer = import_string(settings.RETRIEVAL_LLM_SCORER)
         self.scorer = scorer
 
-    def score(self, query: str, texts: Sequence[str]) -> list[RerankScore]:
+    def score(self, query: str, texts: Sequence[str], *,
+              token_states: Sequence[np.ndarray | None] = ()) -> list[RerankScore]:
         scores = []
         for text in texts:
             p = min(max(float(self.scorer(query, text)), _EPSILON), 1 - _EPSILON)

@@ -12,15 +12,16 @@ from tenants.models import Tenant
 
 class Command(BaseCommand):
     help = ("Re-encode a tenant's chunk vectors (or every tenant's, --all) with the configured encoder "
-            "(EMBEDDING_BACKEND), one window per transaction; safe to kill and run again. A tenant whose "
-            "vectors are all the configured encoder's is left alone.")
+            "(EMBEDDING_BACKEND), and store the token states of chunks that have none (INGEST_TOKEN_STATES), "
+            "one window per transaction; safe to kill and run again. A tenant whose vectors are all the "
+            "configured encoder's, with their states, is left alone.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument("--tenant", help="the tenant's slug")
         # `make run` calls --all after a change of EMBEDDING_BACKEND's default (docs/decisions/0060),
         # so an existing install keeps ingesting instead of refusing a mixed tenant.
-        which.add_argument("--all", action="store_true", help="every tenant that holds another encoder's vectors")
+        which.add_argument("--all", action="store_true", help="every tenant that holds another encoder's vectors or lacks token states")
         parser.add_argument("--window", type=int, default=512, help="chunks per transaction")
         parser.add_argument("--no-progress", action="store_true")
 
