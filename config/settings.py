@@ -303,6 +303,8 @@ RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="always")
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
+# Read the token states the ingest stored (0063); off, every candidate is encoded per question.
+RETRIEVAL_RERANK_STORED_STATES = env_bool("RETRIEVAL_RERANK_STORED_STATES", default=True)
 # Diversity applied to the fused list before the reranker's cut as well as after it (0061).
 RETRIEVAL_DIVERSIFY_BEFORE_RERANK = env_bool("RETRIEVAL_DIVERSIFY_BEFORE_RERANK", default=False)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")

@@ -42,6 +42,8 @@ ARMS: dict[str, Arm] = {
     "keyword_ts_rank_cd": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
+    # The reranker encodes its 20 candidates per question instead of reading stored states (0063).
+    "rerank_encodes_candidates": Arm({"RETRIEVAL_RERANK_STORED_STATES": False}),
     "hybrid_rerank_conditional": Arm({"RETRIEVAL_RERANK_MODE": "conditional"}),
     # Fewer candidates re-encoded by the late-interaction reranker (20 by default): its cost is
     # linear in them, and it is most of a search's time (docs/decisions/0060).

@@ -425,7 +425,8 @@ def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, reranker_
     depth = settings.RETRIEVAL_RERANK_DEPTH
     head, tail = result.candidates[:depth], result.candidates[depth:]
     reranker = get_reranker(reranker_name)
-    states = stored_token_states(scope, [c.chunk_id for c in head]) if reranker.reads_token_states else []
+    read_states = reranker.reads_token_states and settings.RETRIEVAL_RERANK_STORED_STATES
+    states = stored_token_states(scope, [c.chunk_id for c in head]) if read_states else []
     result.rerank_encoded = sum(s is None for s in states) if states else len(head)
     scores = reranker.score(result.query, [c.content for c in head], token_states=states)
     for candidate, score in zip(head, scores):
