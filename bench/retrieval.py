@@ -54,6 +54,9 @@ def main() -> int:
     parser.add_argument("--tenant", help="measure this tenant of the product's database instead")
     parser.add_argument("--golden", help="with --tenant: the golden set whose questions are asked")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rerank", action="store_true",
+                        help="one 100k table (--chunks) whose rows carry token states (0063), searched with "
+                        "reranking off and always; writes bench/results/retrieval-rerank-100k.json")
     parser.add_argument("--growth", help="comma-separated table sizes (100000,300000,1000000): grow one table "
                         "to each and measure there; writes bench/results/retrieval-growth.json")
     args = parser.parse_args()
@@ -84,6 +87,7 @@ def main() -> int:
     from tenants.writer import ChunkRow, ChunkWriter
     from corpus.terms import exact_terms
     from corpus.embedding import get_encoder
+    from corpus.token_states import pack
 
     call_command("migrate", verbosity=0)
     rng = np.random.default_rng(7)
@@ -91,6 +95,9 @@ def main() -> int:
     zipf = 1.0 / np.arange(1, WORDS + 1)
     zipf /= zipf.sum()
     centers = rng.standard_normal((CLUSTERS, 384)).astype(np.float32)
+    # With --rerank every row stores token states: 122 word pieces and [CLS]/[SEP], like a
+    # chunk of the manual. A pool of 64 is cycled; MaxSim costs the same whatever the values.
+    state_pool = [pack(rng.standard_normal((124, 384)).astype(np.float32)) for _ in range(64)] if args.rerank else []
 
     def vectors(n: int) -> np.ndarray:
         base = centers[rng.integers(0, CLUSTERS, n)] + 0.6 * rng.standard_normal((n, 384)).astype(np.float32)
@@ -118,7 +125,8 @@ def main() -> int:
                     writer.insert(cursor, [
                         ChunkRow(document_id=doc.pk, audience_id=audience, ordinal=i, heading_path=f"Doc {start}",
                                  content=" ".join(words[i]), token_count=120, embedding=vecs[i],
-                                 ts_config="simple", exact_terms=exact_terms(f"E{start + i}"))
+                                 ts_config="simple", exact_terms=exact_terms(f"E{start + i}"),
+                                 token_states=state_pool[(start + i) % len(state_pool)] if state_pool else None)
                         for i in range(n)
                     ])
         return tenants
@@ -126,11 +134,11 @@ def main() -> int:
     def scope_of(tenant: Tenant) -> TenantScope:
         return TenantScope(tenant_id=tenant.id, audience_ids=actions.audience_ids(tenant=tenant, slugs=["public"]))
 
-    def latency(tenants: list[Tenant]) -> dict[str, object]:
+    def latency(tenants: list[Tenant], rerank: str = "off") -> dict[str, object]:
         encoder = get_encoder()
         encoder.encode_one("warm up")
         for tenant in tenants:  # one uncounted query per tenant: a serving process is warm
-            search(scope=scope_of(tenant), query="how do I configure w1", ts_config="simple", k=10, rerank="off")
+            search(scope=scope_of(tenant), query="how do I configure w1", ts_config="simple", k=10, rerank=rerank)
         timings = []
         stages: dict[str, list[float]] = {}
         for q in range(args.queries):
@@ -138,14 +146,15 @@ def main() -> int:
             scope = scope_of(tenant)
             words = " ".join(rng.choice(vocabulary, size=6, p=zipf))
             started = time.perf_counter()
-            result = search(scope=scope, query=f"how do I configure {words}", ts_config="simple", k=10, rerank="off")
+            result = search(scope=scope, query=f"how do I configure {words}", ts_config="simple", k=10,
+                            rerank=rerank)
             timings.append((time.perf_counter() - started) * 1000)
             for stage, ms in result.timings_ms.items():
                 stages.setdefault(stage, []).append(ms)
         return {
             "p50_ms": round(percentile(timings, 50), 1), "p95_ms": round(percentile(timings, 95), 1),
             "stages_p50_p95_ms": {stage: [round(percentile(v, 50), 1), round(percentile(v, 95), 1)]
-                                  for stage, v in stages.items() if stage not in ("total", "rerank")},
+                                  for stage, v in stages.items() if stage != "total" and (rerank != "off" or stage != "rerank")},
         }
 
     def filtered_recall(tenant: Tenant, path: str, fetch: int = 10) -> float:
@@ -171,6 +180,17 @@ def main() -> int:
             total += len(exact)
         return round(hits / total, 4)
 
+    if args.rerank:
+        tenants = build(args.chunks, "rerank100k")
+        measured = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                    "queries": args.queries, "chunks_built": args.chunks,
+                    "load_average_before": list(os.getloadavg())}
+        for mode in ("off", "always"):
+            measured[f"rerank_{mode}"] = latency(tenants, rerank=mode)
+            print(mode, json.dumps(measured[f"rerank_{mode}"]), flush=True)
+        measured["load_average_after"] = list(os.getloadavg())
+        (ROOT / "bench" / "results" / "retrieval-rerank-100k.json").write_text(json.dumps(measured, indent=2) + "\n")
+        return 0
     if args.growth:
         return growth([int(n) for n in args.growth.split(",")], build, latency, args.queries)
     results: dict[str, object] = {

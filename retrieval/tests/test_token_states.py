@@ -131,6 +131,21 @@ def test_a_chunk_without_states_is_encoded_and_scores_as_before(acme: Cast, tmp_
 
 
 @pytest.mark.django_db
+def test_a_damaged_blob_is_encoded_from_its_text_and_named_in_the_log(
+        acme: Cast, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    ingest(acme, tmp_path / "docs")
+    refunds = rows(acme)["refunds"]
+    overwrite_states(acme, refunds["id"], b"\x01\x02\x03")  # not whole rows of 384
+    query = "how long are refunds issued"
+    result = search(scope=public(acme), query=query, ts_config="english", rerank="always")
+    assert result.reranked and result.rerank_encoded == 1
+    scored = next(c for c in result.candidates if c.chunk_id == refunds["id"])
+    assert scored.rerank_logit == pytest.approx(
+        get_reranker("late_interaction").score(query, [refunds["content"]])[0].logit, abs=1e-5)
+    assert f"chunk {refunds['id']} of tenant {acme.tenant.id}: stored token states unreadable" in caplog.text
+
+
+@pytest.mark.django_db
 def test_states_are_read_through_the_scope_and_only_the_current_encoders(
         acme: Cast, globex: Cast, tmp_path: Path) -> None:
     ingest(acme, tmp_path / "acme")
@@ -184,3 +199,16 @@ def test_reranking_costs_one_scope_read_for_the_states(acme: Cast, tmp_path: Pat
     with CaptureQueriesContext(connection) as one_read:
         stored_token_states(public(acme), [1])
     assert counts["always"] - counts["off"] == len(one_read.captured_queries)
+
+
+def test_a_batch_of_candidates_scores_each_as_it_would_alone() -> None:
+    """The one MaxSim product over every candidate's tokens keeps each candidate's columns its
+    own: unequal lengths, so a segment off by one would move a score."""
+    rng = np.random.default_rng(11)
+    states = [rng.normal(size=(n, 384)).astype(np.float32) for n in (3, 40, 7, 124, 1)]
+    reranker = get_reranker("late_interaction")
+    query = "how are webhook retries scheduled"
+    together = [s.logit for s in reranker.score(query, ["x"] * len(states), token_states=states)]
+    alone = [reranker.score(query, ["x"], token_states=[s])[0].logit for s in states]
+    assert together == pytest.approx(alone, abs=1e-5)
+    assert len(set(np.round(alone, 4))) == len(alone)  # distinct, so a shifted segment would show
