@@ -120,14 +120,19 @@ def summary(run: dict[str, object]) -> list[str]:
     lines = [f"## {run['golden']} on tenant {run['tenant']} ({run['cases']} answerable cases)", "",
              "| order | page@1 | page@5 | page@10 | MRR | @5 won / lost vs shipped |", "|---|---|---|---|---|---|"]
     for name, by_case in ranks.items():
-        n = len(by_case)
-        at = lambda k: sum(1 for r in by_case.values() if r is not None and r <= k) / n  # noqa: E731
-        mrr = sum(1 / r for r in by_case.values() if r) / n
-        won = [c for c, r in by_case.items() if (r or 99) <= 5 < (base[c] or 99)]
-        lost = [c for c, r in by_case.items() if (base[c] or 99) <= 5 < (r or 99)]
-        lines.append(f"| {name} | {at(1):.3f} | {at(5):.3f} | {at(10):.3f} | {mrr:.3f} | "
-                     f"{len(won)} {sorted(won)} / {len(lost)} {sorted(lost)} |")
+        lines.append(f"| {name} | {rank_cells(by_case, base)}")
     return lines
+
+
+def rank_cells(by_case: dict[str, int | None], base: dict[str, int | None]) -> str:
+    """page@1, @5, @10 and MRR of one variant's page ranks, and its @5 wins and losses against `base`."""
+    n = len(by_case)
+    at = lambda k: sum(1 for r in by_case.values() if r is not None and r <= k) / n  # noqa: E731
+    mrr = sum(1 / r for r in by_case.values() if r) / n
+    won = [c for c, r in by_case.items() if (r or 99) <= 5 < (base[c] or 99)]
+    lost = [c for c, r in by_case.items() if (base[c] or 99) <= 5 < (r or 99)]
+    return (f"{at(1):.3f} | {at(5):.3f} | {at(10):.3f} | {mrr:.3f} | "
+            f"{len(won)} {sorted(won)} / {len(lost)} {sorted(lost)} |")
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from harness import ROOT, start_django
-from rank_sweep import Row, page_rank
+from rank_sweep import Row, page_rank, rank_cells
 
 Quantiser = Callable[[np.ndarray], np.ndarray]
 
@@ -103,13 +103,7 @@ def summary(run: dict[str, object]) -> list[str]:
              "| states | bytes a word piece | page@1 | page@5 | page@10 | MRR | @5 won / lost vs int8 |",
              "|---|---|---|---|---|---|---|"]
     for name, by_case in ranks.items():
-        n = len(by_case)
-        at = lambda k: sum(1 for r in by_case.values() if r is not None and r <= k) / n  # noqa: E731
-        mrr = sum(1 / r for r in by_case.values() if r) / n
-        won = [c for c, r in by_case.items() if (r or 99) <= 5 < (base[c] or 99)]
-        lost = [c for c, r in by_case.items() if (base[c] or 99) <= 5 < (r or 99)]
-        lines.append(f"| {name} | {VARIANTS[name][1]} | {at(1):.3f} | {at(5):.3f} | {at(10):.3f} | {mrr:.3f} | "
-                     f"{len(won)} {sorted(won)} / {len(lost)} {sorted(lost)} |")
+        lines.append(f"| {name} | {VARIANTS[name][1]} | {rank_cells(by_case, base)}")
     return lines
 
 
