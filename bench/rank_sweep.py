@@ -135,15 +135,24 @@ def rank_cells(by_case: dict[str, int | None], base: dict[str, int | None]) -> s
             f"{len(won)} {sorted(won)} / {len(lost)} {sorted(lost)} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def replay_sets(*, description: str, default_out: Path, measure: Callable[[str, str], dict[str, object]],
+                summary: Callable[[dict[str, object]], list[str]]) -> tuple[Path, str]:
+    """The command line every replay over developer sets shares: `--set golden:tenant` (repeated)
+    and `--out`; each set measured, the runs written as JSON, their tables returned as text."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", action="append", required=True, help="golden-name:tenant-slug")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "rank-sweep.json"))
+    parser.add_argument("--out", default=str(default_out))
     args = parser.parse_args()
     start_django(own_database=False, migrate=False)
     runs = [measure(*spec.split(":", 1)) for spec in args.set]
     Path(args.out).write_text(json.dumps(runs, indent=1))
-    print("\n".join(line for run in runs for line in [*summary(run), ""]))
+    return Path(args.out), "\n".join(line for run in runs for line in [*summary(run), ""])
+
+
+def main() -> None:
+    _, text = replay_sets(description=__doc__, default_out=ROOT / "bench" / "results" / "rank-sweep.json",
+                          measure=measure, summary=summary)
+    print(text)
 
 
 if __name__ == "__main__":

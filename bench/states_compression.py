@@ -12,17 +12,14 @@ the numbers on both sets would then get a storage format and a real eval.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-from harness import ROOT, start_django
-from rank_sweep import Row, page_rank, rank_cells
+from harness import ROOT
+from rank_sweep import Row, page_rank, rank_cells, replay_sets
 
 Quantiser = Callable[[np.ndarray], np.ndarray]
 
@@ -108,15 +105,9 @@ def summary(run: dict[str, object]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", action="append", required=True, help="golden-name:tenant-slug")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "states-compression.json"))
-    args = parser.parse_args()
-    start_django(own_database=False, migrate=False)
-    runs = [measure(*spec.split(":", 1)) for spec in args.set]
-    Path(args.out).write_text(json.dumps(runs, indent=1))
-    text = "\n".join(line for run in runs for line in [*summary(run), ""])
-    Path(args.out).with_suffix(".md").write_text(text + "\n")
+    out, text = replay_sets(description=__doc__, default_out=ROOT / "bench" / "results" / "states-compression.json",
+                            measure=measure, summary=summary)
+    out.with_suffix(".md").write_text(text + "\n")
     print(text)
 
 
