@@ -5,7 +5,7 @@ rendered as data for the model to analyse, not replayed as chat turns to take pa
 output is rejected when it is empty, overlong, or an answer instead of a rewrite; any
 failure falls back to the raw question, because a worse query is better than no answer.
 Offline (no provider, or a call the tenant's daily spend cap refused), follow-ups that lean on context ("what about…", pronouns, very short
-questions) are joined to the previous user turn, without a chat opener ("ok", "thanks") in front.
+questions) are joined to the previous user turn.
 """
 
 from __future__ import annotations
@@ -29,11 +29,6 @@ Reply with the query only, on one line.
 
 _FOLLOW_UP = re.compile(r"^(what|how) about\b|\b(it|its|that|this|those|these|they|them|there|same|one)\b|^(and|also|but)\b",
                         re.IGNORECASE)
-# A chat opener carries nothing to search for: "ok and what about reading the headers?" is the
-# follow-up "and what about …", and `ok`, rare in documentation, would otherwise count as a word
-# of the question the pages lack (docs/decisions/0064).
-_OPENER = re.compile(r"^\s*(?:(?:ok(?:ay)?|oh|ah|alright|all right|right|thanks|thank you|great|cool|nice|"
-                     r"got it|i see|hmm+|well)\b[\s,.!;:-]*)+", re.IGNORECASE)
 _ANSWER_LIKE = re.compile(r"^(yes|no|sure|sorry|i (don't|do not|cannot|can't)|as an ai|the answer)\b", re.IGNORECASE)
 
 
@@ -81,7 +76,6 @@ def rewrite_query(question: str, history: Sequence[dict[str, str]], chain: Provi
                 return Rewrite(question, "fallback", problem)
             return Rewrite(completion.text.strip(), "model")
     previous = [t["content"] for t in turns if t["role"] == "user"]
-    core = _OPENER.sub("", question).strip() or question.strip()
-    if previous and (len(core.split()) <= 6 or _FOLLOW_UP.search(core)):
-        return Rewrite(f"{previous[-1].strip()} {core}", "offline", "follow-up joined to the last user turn")
+    if previous and (len(question.split()) <= 6 or _FOLLOW_UP.search(question)):
+        return Rewrite(f"{previous[-1].strip()} {question.strip()}", "offline", "follow-up joined to the last user turn")
     return Rewrite(question, "none", "standalone question")

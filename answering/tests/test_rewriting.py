@@ -22,20 +22,6 @@ def test_offline_follow_up_is_joined_to_the_last_user_turn() -> None:
     assert standalone.method == "none"
 
 
-@pytest.mark.parametrize("question", ["ok and what about the maximum number of retries for a delivery?",
-                                      "Okay, thanks! And what about the backoff?", "ok what about the backoff?"])
-def test_offline_follow_up_behind_a_chat_opener_is_joined_without_it(question: str) -> None:
-    rewrite = rewrite_query(question, HISTORY, None)
-    assert rewrite.method == "offline"
-    assert rewrite.query.startswith("How do webhook retries work? ") and " ok" not in rewrite.query.lower()
-    assert rewrite.query.lower().endswith(("delivery?", "backoff?"))
-
-
-def test_a_question_that_only_starts_like_an_opener_keeps_its_words() -> None:
-    rewrite = rewrite_query("Okta single sign-on: how do I configure it for the agents?", HISTORY, None)
-    assert rewrite.query.endswith("Okta single sign-on: how do I configure it for the agents?")
-
-
 @pytest.mark.parametrize(("output", "problem"), [
     ("", "empty"), ("Yes, retries use exponential backoff.", "answered"), ("x" * 400, "overlong"),
 ])
