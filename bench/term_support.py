@@ -15,7 +15,7 @@ word gets a soft support, two ways:
 Each report must hold the `hybrid_gate_off` arm. For each row the search the pipeline ran (its
 trace's query) runs again and its coverage is checked against the row's. Soft coverage is
 sum(idf * [found or support >= tau]) / sum(idf); the gate "an unknown name, or soft coverage < c"
-is fitted with bench/gate_fit.py's loss, in-sample and leave-one-set-out, beside the shipped
+(and 0042's per-word form, "or a rare lacking word's support < s") is fitted with bench/gate_fit.py's loss, in-sample and leave-one-set-out, beside the shipped
 rule (lexical coverage) refitted on the same rows. docs/decisions/0064 holds what this printed.
 """
 
@@ -140,6 +140,16 @@ def soft_coverage(case: dict[str, Any], kind: str, tau: float) -> float:
     return held / total
 
 
+def weakest_rare(case: dict[str, Any], kind: str) -> float:
+    """The lowest support among the lacking words within half of the question's top IDF."""
+    top = max((t["idf"] for t in case["terms"]), default=0.0)
+    supports = [t[kind] for t in case["terms"] if not t["found"] and t[kind] is not None and t["idf"] >= top / 2]
+    return min(supports, default=1.0)
+
+
+WEAKEST = [round(float(x), 2) for x in np.arange(0.10, 0.42, 0.02)]
+
+
 def families() -> dict[str, tuple[Any, list[tuple[float, ...]]]]:
     named = lambda x: bool(x["gate"].get("unknown_names"))  # noqa: E731  (0051's rule, kept)
     return {
@@ -151,6 +161,10 @@ def families() -> dict[str, tuple[Any, list[tuple[float, ...]]]]:
         "names | word-soft coverage": (
             lambda tau, c: lambda x: named(x) or soft_coverage(x, "word", tau) < c,
             list(itertools.product(TAU, COVERAGE))),
+        # 0042's per-word form: one rare lacking word too far from every context token.
+        "names | coverage 0.26 | a rare lacking word's token support < s": (
+            lambda w: lambda x: named(x) or x["coverage"] < 0.26 or weakest_rare(x, "token") < w,
+            [(w,) for w in WEAKEST]),
     }
 
 
