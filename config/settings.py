@@ -219,8 +219,11 @@ INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 102
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
 INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
 # Keep each chunk's token states from the ingest's forward pass, so the late-interaction
-# reranker reads them instead of encoding its candidates: about 55 kB a chunk (0063).
+# reranker reads them instead of encoding its candidates (0063): about 28 kB a chunk (0065).
 INGEST_TOKEN_STATES = env_bool("INGEST_TOKEN_STATES", default=True)
+# Bits a component of a stored state: 4 (a scale per row, about 28 kB a chunk) or 8 (0063's
+# int8, 55 kB); both are read (corpus/token_states.py, docs/decisions/0065).
+INGEST_TOKEN_STATES_BITS = int(env_choice("INGEST_TOKEN_STATES_BITS", "4", ("4", "8")))
 # Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
 # 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)

@@ -27,7 +27,7 @@ def stored_token_states(scope: TenantScope, chunk_ids: Sequence[int]) -> list[np
     if not chunk_ids:
         return []
     encoder = get_encoder()
-    # Index: corpus_chunk_pkey; the states themselves come out of TOAST, ~55 kB a chunk.
+    # Index: corpus_chunk_pkey; the states themselves come out of TOAST, ~28 kB a chunk (0065).
     rows = scope.fetch(ChunkQuery(
         select=sql.SQL("c.id, c.token_states"),
         where=sql.SQL("c.id = ANY(%(ids)s) AND c.encoder = %(encoder)s AND c.token_states IS NOT NULL"),
