@@ -1,5 +1,6 @@
 """Re-encode a tenant's vectors in place when the encoder changes (EMBEDDING_BACKEND), and
-give chunks written without token states theirs (INGEST_TOKEN_STATES; docs/decisions/0063).
+give chunks written without token states theirs (INGEST_TOKEN_STATES; docs/decisions/0063);
+rewrite int8 states in four bits without the encoder (docs/decisions/0065).
 
 One window of chunks per transaction: each window's rows get the new vectors and the new
 encoder's name together, so a killed run leaves every row either old or new, never a vector
@@ -20,6 +21,7 @@ from tqdm import tqdm
 
 from corpus import store, token_states
 from corpus.embedding import Encoder, get_encoder
+from corpus.token_states import MAGIC, TokenStatesCorrupt
 from tenants.models import Tenant
 from tenants.writer import ChunkWriter
 
@@ -68,4 +70,49 @@ def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None
         finally:
             bar.close()
     report.seconds = time.perf_counter() - started
+    return report
+
+
+@dataclass
+class RepackReport:
+    tenant: str
+    chunks: int = 0
+    unreadable: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+
+    def summary(self) -> str:
+        kept = f"; {self.unreadable} unreadable left as they are" if self.unreadable else ""
+        return (f"{self.tenant}: {self.chunks} chunks' token states rewritten in 4 bits, "
+                f"{self.bytes_before / 1e6:.1f} MB -> {self.bytes_after / 1e6:.1f} MB{kept}")
+
+
+def repack_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None = None) -> RepackReport:
+    """Rewrite `tenant`'s int8 token states (0063) in four bits: decoded and packed again, no
+    encoder call, one window per transaction. A blob that reads as neither format stays (the
+    reranker encodes its text and logs it; re-ingesting its document mends it)."""
+    encoder = encoder or get_encoder()
+    report = RepackReport(tenant=tenant.slug)
+    writer = ChunkWriter(tenant_id=tenant.id)
+    after = 0
+    with store.tenant_ingest_lock(tenant=tenant):
+        while True:
+            with writer.rls_context() as cursor:
+                rows = writer.states_window(cursor, encoder.identity, window, after=after, not_prefixed=MAGIC)
+                if not rows:
+                    break
+                after = rows[-1][0]
+                ids, blobs = [], []
+                for chunk_id, blob in rows:
+                    try:
+                        states = token_states.unpack(blob, encoder.dimension)
+                    except TokenStatesCorrupt:
+                        report.unreadable += 1
+                        continue
+                    ids.append(chunk_id)
+                    blobs.append(token_states.pack(states, bits=4))
+                    report.bytes_before += len(blob)
+                    report.bytes_after += len(blobs[-1])
+                writer.set_token_states(cursor, ids, blobs)
+                report.chunks += len(ids)
     return report

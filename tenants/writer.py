@@ -171,6 +171,34 @@ class ChunkWriter:
                             "v": list(np.asarray(vectors, dtype=np.float32)),
                             "s": list(token_states) or [None] * len(chunk_ids)})
 
+    def states_window(self, cursor: Any, encoder: str, limit: int, *, after: int,
+                      not_prefixed: bytes) -> list[tuple[int, bytes]]:
+        """Up to `limit` chunks past id `after` whose stored states (written by `encoder`) do
+        not start with `not_prefixed`: (id, blob), locked until the caller's transaction ends."""
+        # corpus_chunk_pkey (tenant_id, id) walks the tenant by id; the prefix is read from each
+        # row's out-of-line value as a 4-byte slice (STORAGE EXTERNAL: no whole-blob fetch).
+        cursor.execute(sql.SQL("SELECT id, tenant_id, token_states FROM {} WHERE tenant_id = %(t)s AND id > %(after)s"
+                               " AND encoder = %(e)s AND token_states IS NOT NULL"
+                               " AND substring(token_states FROM 1 FOR %(n_prefix)s) <> %(prefix)s"
+                               " ORDER BY id LIMIT %(n)s FOR UPDATE")
+                       .format(sql.Identifier(CHUNK_TABLE)).as_string(None),
+                       {"t": self.tenant_id, "after": after, "e": encoder, "prefix": not_prefixed,
+                        "n_prefix": len(not_prefixed), "n": limit})
+        rows = cursor.fetchall()
+        self._ids([(r[0], r[1]) for r in rows])
+        return [(int(r[0]), bytes(r[2])) for r in rows]
+
+    def set_token_states(self, cursor: Any, chunk_ids: Sequence[int], blobs: Sequence[bytes]) -> None:
+        """Replace these chunks' stored states (their vectors and encoder stay)."""
+        raw = cursor.cursor.connection if hasattr(cursor, "cursor") else cursor.connection
+        with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
+            # corpus_chunk_pkey (tenant_id, id) finds each row.
+            binary.execute(sql.SQL("UPDATE {} c SET token_states = r.states"
+                                   " FROM unnest(%(ids)s::bigint[], %(s)b::bytea[]) AS r(id, states)"
+                                   " WHERE c.tenant_id = %(t)s AND c.id = r.id")
+                           .format(sql.Identifier(CHUNK_TABLE)),
+                           {"t": self.tenant_id, "ids": list(chunk_ids), "s": list(blobs)})
+
     def delete_for_documents(self, cursor: Any, document_ids: Sequence[int]) -> list[int]:
         """Delete the chunks of these documents and return their ids (for cache invalidation)."""
         self._adjust_statistics(cursor, document_ids, -1)

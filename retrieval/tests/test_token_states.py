@@ -237,3 +237,37 @@ def test_a_batch_of_candidates_scores_each_as_it_would_alone() -> None:
     alone = [reranker.score(query, ["x"], token_states=[s])[0].logit for s in states]
     assert together == pytest.approx(alone, abs=1e-5)
     assert len(set(np.round(alone, 4))) == len(alone)  # distinct, so a shifted segment would show
+
+
+@pytest.mark.django_db
+def test_reembed_rewrites_int8_states_in_four_bits_and_leaves_the_rest(
+        acme: Cast, globex: Cast, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """docs/decisions/0065: an install from 0063 keeps its int8 blobs until `reembed` rewrites
+    them, without the encoder. A blob that reads as neither format stays as it is, and so does
+    another tenant's int8 blob. Seen red with the prefix test left out of the window. With the
+    writer's tenant filter removed it stays green: row-level security still hides globex's row."""
+    from django.core.management import call_command
+
+    ingest(acme, tmp_path / "acme")
+    ingest(globex, tmp_path / "globex", {"vault.md": "# Vault\n\n## Rotation\n\nVault keys rotate every six hours.\n"})
+    dimension = get_encoder().dimension
+    refunds, webhooks, limits = (rows(acme)[s] for s in ("refunds", "webhooks", "limits"))
+    as_int8 = token_states.pack(token_states.unpack(refunds["token_states"], dimension), bits=8)
+    overwrite_states(acme, refunds["id"], as_int8)
+    overwrite_states(acme, webhooks["id"], b"\x01" * (dimension + 1))  # neither format
+    vault = rows(globex)["vault"]
+    globex_int8 = token_states.pack(token_states.unpack(vault["token_states"], dimension), bits=8)
+    overwrite_states(globex, vault["id"], globex_int8)
+    untouched = bytes(limits["token_states"])
+
+    call_command("reembed", "--tenant", acme.tenant.slug, "--no-progress")
+
+    after = rows(acme)
+    repacked = bytes(after["refunds"]["token_states"])
+    assert repacked.startswith(token_states.MAGIC) and len(repacked) < len(as_int8) / 1.9
+    back, before = token_states.unpack(repacked, dimension), token_states.unpack(as_int8, dimension)
+    cosines = (back * before).sum(axis=1) / np.linalg.norm(back, axis=1) / np.linalg.norm(before, axis=1)
+    assert float(cosines[1:-1].min()) > 0.95
+    assert bytes(after["webhooks"]["token_states"]) == b"\x01" * (dimension + 1)
+    assert bytes(after["limits"]["token_states"]) == untouched  # already four bits
+    assert bytes(rows(globex)["vault"]["token_states"]) == globex_int8

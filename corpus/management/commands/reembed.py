@@ -1,12 +1,14 @@
-"""python manage.py reembed (--tenant SLUG | --all) [--window N]: re-encode vectors with this process's encoder."""
+"""python manage.py reembed (--tenant SLUG | --all) [--window N]: re-encode vectors with this process's encoder,
+then rewrite int8 token states in 4 bits (docs/decisions/0065)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.reembed import reembed_tenant
+from corpus.reembed import reembed_tenant, repack_tenant
 from tenants.models import Tenant
 
 
@@ -14,7 +16,8 @@ class Command(BaseCommand):
     help = ("Re-encode a tenant's chunk vectors (or every tenant's, --all) with the configured encoder "
             "(EMBEDDING_BACKEND), and store the token states of chunks that have none (INGEST_TOKEN_STATES), "
             "one window per transaction; safe to kill and run again. A tenant whose vectors are all the "
-            "configured encoder's, with their states, is left alone.")
+            "configured encoder's, with their states, is left alone. With INGEST_TOKEN_STATES_BITS=4, "
+            "int8 states stored before docs/decisions/0065 are then rewritten in 4 bits, without the encoder.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         which = parser.add_mutually_exclusive_group(required=True)
@@ -39,3 +42,7 @@ class Command(BaseCommand):
             report = reembed_tenant(tenant=tenant, window=options["window"], progress=not options["no_progress"])
             if report.chunks or not options["all"]:
                 self.stdout.write(report.summary())
+            if settings.INGEST_TOKEN_STATES and settings.INGEST_TOKEN_STATES_BITS == 4:
+                repacked = repack_tenant(tenant=tenant, window=options["window"])
+                if repacked.chunks or repacked.unreadable:
+                    self.stdout.write(repacked.summary())
