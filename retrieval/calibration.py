@@ -9,8 +9,10 @@ scores; evidence is read as the margin above it.
 
 Computed lazily on a scope's first search and kept per process, keyed by the scope; an
 ingest that moves the visible chunk count by more than STALE_SHARE rebuilds it. Both samples
-are seeded by the tenant, so every process computes the same number. Cost: one read of
-CHUNK_SAMPLE vectors and one encoder call over PSEUDO_QUERIES headings (~0.2-0.5 s, once).
+are drawn by a seeded hash of the chunk text, so every process, and every install of the same
+documents, computes the same number. Cost: one read of
+CHUNK_SAMPLE vectors, a hash of every visible chunk, and one encoder call over PSEUDO_QUERIES
+headings (0.3-1.2 s once, bench/results/calibration-spread-0066.json).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from psycopg import sql
 from corpus.embedding import get_encoder
 from tenants.scope import ChunkQuery, TenantScope
 
-PSEUDO_QUERIES = 64
-CHUNK_SAMPLE = 256
+PSEUDO_QUERIES = 256
+CHUNK_SAMPLE = 1024
 STALE_SHARE = 0.1
 # What chance is before a scope has said anything: the level this encoder measured on four
 # real corpora (the PostgreSQL manual 0.086, the Django docs 0.091, helpwise 0.078, paylane
@@ -67,27 +69,37 @@ def calibration_for(scope: TenantScope, *, chunk_count: int) -> Calibration:
 def _sample(scope: TenantScope, columns: str, limit: int, *, salt: str) -> list[dict[str, object]]:
     return scope.fetch(ChunkQuery(
         select=sql.SQL(columns),
-        # Ordered by a seeded hash of the id: the same sample in every process (random() would
-        # differ per call). A full pass over the scope's rows, once per process and scope.
-        order_by=sql.SQL("md5(c.id::text || %(seed)s), c.id"),
+        # Ordered by a seeded hash of the text, not of ids: the same corpus draws the same
+        # sample in every process, tenant and install, where ids are numbered by load order
+        # (docs/decisions/0066). random() would differ per call. A full pass over the scope's
+        # rows, once per process and scope; the id only breaks ties between identical chunks.
+        order_by=sql.SQL("md5(%(seed)s || c.content), c.id"),
         limit=limit,
-        params={"seed": f"{salt}-{scope.tenant_id}"},
+        params={"seed": salt},
     ))
 
 
-def _headings(scope: TenantScope) -> list[tuple[str, int]]:
-    rows = _sample(scope, "c.heading_path, c.document_id", PSEUDO_QUERIES * 4, salt="questions")
+@dataclass(frozen=True)
+class Draw:
+    """Which sample: the sizes, and a seed (bench/calibration_spread.py draws several)."""
+    questions: int
+    chunks: int
+    seed: str = ""
+
+
+def _headings(scope: TenantScope, draw: Draw) -> list[tuple[str, int]]:
+    rows = _sample(scope, "c.heading_path, c.document_id", draw.questions * 4, salt=f"questions{draw.seed}")
     leaves: dict[str, int] = {}
     for row in rows:
         leaf = str(row["heading_path"]).split(" > ")[-1].strip()
         if leaf and leaf not in leaves:
             leaves[leaf] = int(row["document_id"])
-    return list(leaves.items())[:PSEUDO_QUERIES]
+    return list(leaves.items())[:draw.questions]
 
 
-def _vectors(scope: TenantScope) -> tuple[np.ndarray, np.ndarray]:
+def _vectors(scope: TenantScope, draw: Draw) -> tuple[np.ndarray, np.ndarray]:
     # Another salt: the questions' own chunks would otherwise be in the sample they are scored on.
-    rows = _sample(scope, "c.document_id, c.embedding::text AS embedding", CHUNK_SAMPLE, salt="chunks")
+    rows = _sample(scope, "c.document_id, c.embedding::text AS embedding", draw.chunks, salt=f"chunks{draw.seed}")
     if not rows:
         return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
     matrix = np.array([np.array(str(r["embedding"]).strip("[]").split(","), dtype=np.float32) for r in rows])
@@ -95,8 +107,9 @@ def _vectors(scope: TenantScope) -> tuple[np.ndarray, np.ndarray]:
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9), documents
 
 
-def build(scope: TenantScope, *, chunk_count: int) -> Calibration:
-    headings, (chunks, documents) = _headings(scope), _vectors(scope)
+def build(scope: TenantScope, *, chunk_count: int, draw: Draw | None = None) -> Calibration:
+    draw = draw or Draw(questions=PSEUDO_QUERIES, chunks=CHUNK_SAMPLE)
+    headings, (chunks, documents) = _headings(scope, draw), _vectors(scope, draw)
     if not headings or not len(chunks):
         return Calibration(chunk_count=chunk_count, chance=PRIOR_CHANCE, spread=0.0, pairs=0)
     cosines = get_encoder().encode([text for text, _ in headings]) @ chunks.T

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from conftest import _make_cast
+from corpus.ingest import ingest_paths
 from retrieval import calibration
-from retrieval.tests.conftest import RetrievalWorld
+from retrieval.tests.conftest import ACME_DOCS, RetrievalWorld, _write
 from tenants.scope import TenantScope
 
 
@@ -67,3 +72,30 @@ def test_a_scope_with_a_handful_of_pairs_stays_near_the_prior(retrieval_world: R
     share = raw.pairs / (raw.pairs + 100)
     assert weighted.chance == pytest.approx(share * raw.chance + (1 - share) * calibration.PRIOR_CHANCE)
     assert abs(weighted.chance - calibration.PRIOR_CHANCE) < abs(raw.chance - calibration.PRIOR_CHANCE)
+
+
+@pytest.fixture(scope="module")
+def acme_twin(retrieval_world: RetrievalWorld, django_db_blocker: Any,
+              tmp_path_factory: pytest.TempPathFactory) -> TenantScope:
+    """Acme's documents loaded again into another tenant: the same text under other ids."""
+    root: Path = tmp_path_factory.mktemp("twin")
+    with django_db_blocker.unblock():
+        twin = _make_cast("ret-acme-twin")
+        ingest_paths(tenant=twin.tenant, paths=[_write(root, ACME_DOCS)])
+    return TenantScope(tenant_id=twin.tenant.id, audience_ids=(twin.public_id,))
+
+
+@pytest.mark.django_db
+def test_the_same_documents_calibrate_the_same_in_another_tenant_or_install(
+        retrieval_world: RetrievalWorld, acme_twin: TenantScope, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The samples are drawn by the chunk text, not by ids a load order assigns: on ids, a
+    fresh install of the same manual moved a case across the gate (docs/decisions/0066).
+    Samples smaller than the corpus, so which chunks are drawn matters."""
+    monkeypatch.setattr(calibration, "PRIOR_PAIRS", 0)
+    monkeypatch.setattr(calibration, "PSEUDO_QUERIES", 2)
+    monkeypatch.setattr(calibration, "CHUNK_SAMPLE", 3)
+    scope = public(retrieval_world)
+    ours = calibration.build(scope, chunk_count=scope.corpus_totals()[0])
+    twins = calibration.build(acme_twin, chunk_count=acme_twin.corpus_totals()[0])
+    assert ours.pairs > 0 and twins.pairs == ours.pairs
+    assert twins.chance == pytest.approx(ours.chance, abs=1e-6)
