@@ -10,9 +10,9 @@ scores; evidence is read as the margin above it.
 Computed lazily on a scope's first search and kept per process, keyed by the scope; an
 ingest that moves the visible chunk count by more than STALE_SHARE rebuilds it. Both samples
 are drawn by a seeded hash of the chunk text, so every process, and every install of the same
-documents, computes the same number. Cost: one read of
-CHUNK_SAMPLE vectors, a hash of every visible chunk, and one encoder call over PSEUDO_QUERIES
-headings (0.3-1.2 s once, bench/results/calibration-spread-0066.json).
+documents, computes the same number. Cost: a hash of every visible chunk, one read of
+CHUNK_SAMPLE vectors and one encoder call over PSEUDO_QUERIES headings (0.3-1.2 s once;
+bench/results/calibration-spread-0066.json).
 """
 
 from __future__ import annotations
