@@ -55,7 +55,10 @@ def svg_chart(rows: list[dict[str, Any]]) -> str:
     width, left, row_h, top = 720, 190, 22, 30
     levels = [v for r in rows for v in r["levels"]]
     low, high = min(levels) - 0.002, max(levels) + 0.002
-    x = lambda v: left + (v - low) / (high - low) * (width - left - 20)  # noqa: E731
+
+    def x(value: float) -> float:
+        return left + (value - low) / (high - low) * (width - left - 20)
+
     height = top + row_h * len(rows) + 30
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              'font-family="sans-serif" font-size="12">',
