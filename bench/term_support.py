@@ -35,7 +35,6 @@ import numpy as np
 from gate_fit import ARM, ANSWERABLE, bootstrap, fit, outcome
 from harness import ROOT, start_django
 
-_COMPOUND = ("asciihword", "hword", "numhword")  # a hyphenated whole; its parts follow it
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
 TAU = [round(float(x), 2) for x in np.arange(0.30, 0.86, 0.05)]
 COVERAGE = [round(float(x), 2) for x in np.arange(0.0, 0.62, 0.02)]
@@ -43,22 +42,9 @@ COVERAGE = [round(float(x), 2) for x in np.arange(0.0, 0.62, 0.02)]
 
 def lexeme_words(text: str, ts_config: str) -> dict[str, list[tuple[int, int]]]:
     """Where in `text` each lexeme's words stand, by PostgreSQL's own parser and stemmer."""
-    from django.db import connection
+    from retrieval.pull import lexeme_spans
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT alias, token, lexemes FROM ts_debug(%s::regconfig, %s)", [ts_config, text])
-        rows = cursor.fetchall()
-    spans: dict[str, list[tuple[int, int]]] = {}
-    at = 0
-    for alias, token, lexemes in rows:
-        start = text.find(token, at)
-        if start < 0:
-            continue
-        if alias not in _COMPOUND:
-            at = start + len(token)
-        for lexeme in lexemes or ():
-            spans.setdefault(lexeme, []).append((start, start + len(token)))
-    return spans
+    return lexeme_spans(text, ts_config=ts_config)
 
 
 def _unit(matrix: Any) -> np.ndarray:
@@ -202,18 +188,20 @@ def measure(paths: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     return sets
 
 
-def report(sets: dict[str, list[dict[str, Any]]], weight: float, resamples: int) -> list[str]:
+def report(sets: dict[str, list[dict[str, Any]]], weight: float, resamples: int,
+           rules: dict[str, tuple[Any, list[tuple[float, ...]]]] | None = None) -> list[str]:
+    """Each rule family fitted in-sample and left-one-set-out (`rules`: families() here)."""
     none = lambda case: False  # noqa: E731
     lines = ["answerer alone: " + "  ".join(f"{n} {r:.2f}/{f:.3f}" for n, (r, f, _, _) in
                                             ((n, outcome(c, none)) for n, c in sets.items()))]
     import gate_fit
 
-    for family, (make, grid) in families().items():
+    for family, (make, grid) in (rules or families()).items():
         gate_fit.FAMILIES[family] = (make, grid)
         params = fit(sets, family, weight)
         intervals = bootstrap(sets, family, weight, resamples)
         lines.append(f"\n{family}: fitted {params}, 95% bootstrap " +
-                     ", ".join(f"[{lo:.2f}, {hi:.2f}]" for lo, hi in intervals))
+                     ", ".join(f"[{lo:.3f}, {hi:.3f}]" for lo, hi in intervals))
         for name, cases in sets.items():
             recall, false, n_abstain, n_answerable = outcome(cases, make(*params))
             held = fit({k: v for k, v in sets.items() if k != name}, family, weight)

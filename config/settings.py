@@ -356,6 +356,9 @@ ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", def
 # probability at least this (docs/decisions/0061); a margin above 1 never forgives.
 ANSWER_GATE_RESCUE_MARGIN = env_float("ANSWER_GATE_RESCUE_MARGIN", default=9.0, minimum=0.0)
 ANSWER_GATE_RESCUE_RERANK = env_float("ANSWER_GATE_RESCUE_RERANK", default=0.5, minimum=0.0, maximum=1.0)
+# Low coverage is forgiven when the question's most distinctive missing word pulls its cosine
+# with the evidence up by at least this (retrieval.pull, docs/decisions/0067); above 2 never forgives.
+ANSWER_GATE_PULL_RESCUE = env_float("ANSWER_GATE_PULL_RESCUE", default=0.12, minimum=0.0)
 # Extractive answerer: a sentence must be this similar to the question to be quoted
 # (0.45 until docs/decisions/0053: the gate, not this floor, is what stops must-abstain questions).
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)

@@ -168,7 +168,8 @@ def gate_signals(*, tenant: Tenant, trace_id: int | None) -> dict[str, Any]:
     return {"passed": (trace["gate"] or {}).get("passed"), "reason": (trace["gate"] or {}).get("reason"),
             "query_coverage": retrieval.get("query_coverage"), "vector_margin": retrieval.get("vector_margin"),
             "top_rerank_probability": top.get("rerank_probability"), "candidates": len(retrieval.get("candidates") or []),
-            "unknown_names": retrieval.get("unknown_names") or []}
+            "unknown_names": retrieval.get("unknown_names") or [],
+            "lacking_pull": (retrieval.get("lacking_pull") or {}).get("pull")}
 
 
 def _hard_failures(case: Case, row: dict[str, Any], action: str) -> list[str]:

@@ -113,6 +113,7 @@ class SearchResult:
     # Words written as names (`Flask`, `GraphQL`) that no visible chunk contains, as lexemes:
     # the question is about something this corpus does not know (docs/decisions/0051).
     unknown_names: tuple[str, ...] = ()
+    idf: dict[str, float] = field(default_factory=dict)  # of the question's terms, in this scope
 
     @property
     def vector_margin(self) -> float:
@@ -200,7 +201,7 @@ def search(
     result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=passed,
                           dropped=dropped, query_vector=query_vector, chance=chance,
                           best_similarity=max((c.vector_similarity for c in candidates), default=-1.0),
-                          unknown_names=unknown_names)
+                          unknown_names=unknown_names, idf=dict(stats.idf))
     if settings.RETRIEVAL_DIVERSIFY_BEFORE_RERANK:
         # The reranker's head then holds RETRIEVAL_RERANK_DEPTH documents, not a few documents'
         # several chunks each: a page that fused 21st is not lost behind a page's third chunk.

@@ -190,7 +190,8 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
     return False
 
 
-def _score(question: str, sentences: list[_Sentence], mode: str) -> tuple[np.ndarray, np.ndarray]:
+def _score(question: str, sentences: list[_Sentence], mode: str,
+           emphasis: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(rank, quotable) per sentence: cosine to the question (one encoder call) plus the lexical
     bonus, a question asking for an amount or a default leaning to the sentences that state a
     figure. `score`: both rank and quotable read the sentence also under its heading path and
@@ -200,8 +201,13 @@ def _score(question: str, sentences: list[_Sentence], mode: str) -> tuple[np.nda
         # A sentence's subject is often only in its heading ("Limits per plan" > "Business
         # workspaces get 1,200"); in the same encoder call, so the question is embedded once.
         texts += [f"{s.candidate.heading_path}: {s.text}" for s in sentences]
-    vectors = get_encoder().encode([question, *texts])
-    cosine = vectors[1:] @ vectors[0]
+    lead = [question, emphasis] if emphasis is not None else [question]
+    vectors = get_encoder().encode([*lead, *texts])
+    cosine = vectors[len(lead):] @ vectors[0]
+    if emphasis is not None:
+        # What the rescuing word adds to each sentence's cosine: the question is answerable
+        # because of that word, so the sentences it draws closer answer it (docs/decisions/0067).
+        cosine = 2 * cosine - vectors[len(lead):] @ vectors[1]
     plain, headed = cosine[: len(sentences)], cosine[len(sentences):] if mode != "off" else cosine
     weights = None
     if settings.ANSWER_EXTRACTIVE_LEXICAL_IDF:
@@ -250,7 +256,9 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Senten
     return picked
 
 
-def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
+def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None) -> Draft:
+    """`emphasis`: the question without the missing word whose pull let it past the gate
+    (retrieval.pull); sentences are then scored by what that word adds."""
     context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
                  for s in split_sentences(_body(c)) if not looks_like_instruction(s) and not is_filler(s)]
@@ -263,10 +271,10 @@ def extract_answer(question: str, candidates: list[Candidate]) -> Draft:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
     mode = settings.ANSWER_EXTRACTIVE_HEADINGS
     minimum = settings.ANSWER_EXTRACTIVE_MIN_SIMILARITY
-    rank, quotable = _score(question, sentences, "score" if mode == "score" else "off")
+    rank, quotable = _score(question, sentences, "score" if mode == "score" else "off", emphasis)
     if mode == "rescue" and float(quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
-        rank, quotable = _score(question, sentences, "floor")
+        rank, quotable = _score(question, sentences, "floor", emphasis)
     rank = rank - _retrieval_prior(sentences, context)
     order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, NamedTuple, Required, TypedDict, Unpack
 
 import numpy as np
@@ -37,6 +37,7 @@ from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from cachelayer import service as cache
 from corpus.embedding import encoder_reads, get_encoder
+from retrieval.pull import LackingPull, lacking_word_pull
 from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant
 from tenants.readers import reader_scope
@@ -153,6 +154,9 @@ class Prepared:
     sources: list[dict[str, Any]]  # the context, one entry per document, shown before any text
     chain: ProviderChain | None
     generator: str
+    # The question without the missing word whose pull let it past the gate (0067), for the
+    # extractive answerer; None when coverage passed on its own.
+    emphasis: str | None = None
 
 
 def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
@@ -188,15 +192,26 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
         found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
                        query_vector=query_vector, language=tenant.language)
     trace.lap("retrieve")
+    pull = _lacking_pull(scope, found, tenant)
     gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,
-                           vector_evidence=encoder_reads(tenant.language))
-    trace.searched(found, gate)
+                           vector_evidence=encoder_reads(tenant.language), lacking_pull=pull.pull if pull else None)
+    trace.searched(found, gate, pull)
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))
     context = found.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
                     candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
-                    generator=generator)
+                    generator=generator, emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
+
+
+def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant) -> LackingPull | None:
+    """Only for a question the coverage rule would escalate, in a language the encoder reads:
+    an encode more, ~10 ms (docs/decisions/0067)."""
+    if (found.unknown_names or not encoder_reads(tenant.language) or not found.candidates
+            or found.query_coverage >= settings.ANSWER_GATE_MIN_QUERY_COVERAGE):
+        return None
+    return lacking_word_pull(scope, found, ts_config=tenant.text_search_config,
+                             context_chunks=settings.ANSWER_CONTEXT_CHUNKS)
 
 
 # -- stage two: generation, citations, the trace ----------------------------------------------------
@@ -242,7 +257,7 @@ def _generate(prepared: Prepared) -> tuple[Draft, str] | Abstention:
                 return generate_with_model(prepared.query, prepared.candidates, prepared.chain), prepared.generator
             except spend.SpendCapReached:  # this question's own earlier calls reached the cap
                 pass
-        return extract_answer(prepared.query, prepared.candidates), generator_name(None)
+        return extract_answer(prepared.query, prepared.candidates, emphasis=prepared.emphasis), generator_name(None)
     except AllProvidersFailed as exc:
         return Abstention("providers_failed", str(exc), Draft.declined_by("llm", str(exc), attempts=exc.attempts))
     except ValueError as exc:  # the model's output failed the schema
@@ -290,8 +305,11 @@ class TraceBuilder:
         self.lap("rewrite")
         self.rewrite = rewrite
 
-    def searched(self, found: SearchResult, gate: GateDecision) -> None:
-        self.retrieval = {"gate": gate.as_dict(), "retrieval": found.as_trace()}
+    def searched(self, found: SearchResult, gate: GateDecision, pull: LackingPull | None = None) -> None:
+        retrieval = found.as_trace()
+        if pull is not None:
+            retrieval["lacking_pull"] = asdict(pull)
+        self.retrieval = {"gate": gate.as_dict(), "retrieval": retrieval}
         self.retrieved = [c.as_trace() for c in found.candidates]
 
     @property

@@ -10,7 +10,7 @@ chance level (retrieval.calibration, docs/decisions/0042).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -25,6 +25,8 @@ class GateDecision:
     score_kind: str | None
     threshold: float | None
     reason: str
+    # Low coverage forgiven: "semantic" (cosine and reranker, 0061) or "pull" (a missing word, 0067).
+    rescue: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -32,11 +34,12 @@ class GateDecision:
 
 def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None,
                     vector_margin: float | None = None, unknown_names: tuple[str, ...] = (),
-                    vector_evidence: bool = True) -> GateDecision:
+                    vector_evidence: bool = True, lacking_pull: float | None = None) -> GateDecision:
     """`vector_margin` is the search's (SearchResult.vector_margin); without it, the best margin
     among `candidates` stands in (lower when the best cosine was reranked out of them).
     `unknown_names`: SearchResult.unknown_names. `vector_evidence` is False in a language the
-    encoder does not read (docs/decisions/0062): its cosines are no floor for a fusion score."""
+    encoder does not read (docs/decisions/0062): its cosines are no floor for a fusion score.
+    `lacking_pull`: retrieval.pull's number for the question's most distinctive missing word."""
     if not candidates:
         return GateDecision(False, None, None, None, "no candidate came back")
     if unknown_names and settings.ANSWER_GATE_UNKNOWN_NAMES:
@@ -46,12 +49,18 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
                             f"the question names {', '.join(unknown_names)}, which no visible document mentions")
     margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
     minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
-    if query_coverage is not None and query_coverage < minimum and not _semantic_rescue(candidates[0], margin):
-        # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
-        # of a corpus that never mentions it): topical neighbours are not an answer.
-        return GateDecision(False, query_coverage, "query_coverage", minimum,
-                            f"query coverage {query_coverage:.2f} < {minimum}")
-    top = candidates[0]
+    rescue = ""
+    if query_coverage is not None and query_coverage < minimum:
+        rescue = "semantic" if _semantic_rescue(candidates[0], margin) else "pull" if _pulled(lacking_pull) else ""
+        if not rescue:
+            # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
+            # of a corpus that never mentions it): topical neighbours are not an answer.
+            return GateDecision(False, query_coverage, "query_coverage", minimum,
+                                f"query coverage {query_coverage:.2f} < {minimum}")
+    return replace(_score_floor(candidates[0], margin, vector_evidence), rescue=rescue)
+
+
+def _score_floor(top: Candidate, margin: float, vector_evidence: bool) -> GateDecision:
     if top.score_kind == "rerank":
         threshold = settings.ANSWER_GATE_RERANK_MIN
         if top.score < threshold:
@@ -68,6 +77,13 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
         return GateDecision(False, margin, "vector_margin", floor,
                             f"best cosine {margin:.3f} above chance < {floor}: no vector evidence")
     return GateDecision(True, margin, "vector_margin", floor, "confident enough")
+
+
+def _pulled(lacking_pull: float | None) -> bool:
+    """A paraphrase in a word the pages do not use ("throttled" of a page on rate limits): the
+    word moves the question towards the evidence as a synonym would. A topic the pages never
+    treat ("translate" asked of automation rules) moves it away (docs/decisions/0067)."""
+    return lacking_pull is not None and lacking_pull >= settings.ANSWER_GATE_PULL_RESCUE
 
 
 def _semantic_rescue(top: Candidate, margin: float) -> bool:

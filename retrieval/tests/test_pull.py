@@ -1,0 +1,43 @@
+"""retrieval.pull on real PostgreSQL and the real encoder (docs/decisions/0067)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from retrieval.pull import lacking_word_pull, lexeme_spans, without_spans
+from retrieval.search import search
+from tenants.models import Tenant
+from tenants.readers import reader_scope
+
+
+@pytest.mark.django_db
+def test_a_word_is_removed_where_postgresql_found_its_lexeme() -> None:
+    text = "Is the sandbox throttled differently? Throttling again"
+    spans = lexeme_spans(text, ts_config="english")
+    assert spans["throttl"] == [(15, 24), (38, 48)]
+    assert without_spans(text, spans["throttl"]) == "Is the sandbox differently? again"
+    # A hyphenated whole and its parts share a place: removing a part keeps the text readable.
+    assert "on-premis" in lexeme_spans("an on-premise server", ts_config="english")
+
+
+def _pull(slug: str, question: str) -> Any:
+    tenant = Tenant.objects.get(slug=slug)
+    scope = reader_scope(tenant=tenant, audiences=["public"])
+    found = search(scope=scope, query=question, ts_config=tenant.text_search_config)
+    return lacking_word_pull(scope, found, ts_config=tenant.text_search_config, context_chunks=6)
+
+
+@pytest.mark.django_db
+def test_a_paraphrase_pulls_towards_the_evidence_and_an_absent_topic_away(demo_corpus: Any) -> None:
+    throttled = _pull("paylane", "Is the sandbox throttled differently?")
+    assert throttled.lexeme == "throttl" and throttled.without == "Is the sandbox differently?"
+    assert throttled.pull > 0.12
+    translate = _pull("helpwise", "Can Helpwise automatically translate incoming tickets?")
+    assert translate.lexeme == "translat" and translate.pull < 0
+
+
+@pytest.mark.django_db
+def test_no_pull_when_the_context_holds_every_word(demo_corpus: Any) -> None:
+    assert _pull("paylane", "What are the rate limits in test mode?") is None
