@@ -27,6 +27,9 @@ from tenants.scope import ChunkQuery, TenantScope
 # ts_debug's aliases for a hyphenated whole: its parts follow it at the same place in the text.
 _COMPOUND = ("asciihword", "hword", "numhword")
 _SPACES = re.compile(r"\s+")
+# More words than this tie for the top IDF (each unseen by the corpus): no paraphrase has that
+# many, and each one would cost an encode (a 4,000-character question of invented words).
+MAX_TIED = 3
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,9 @@ class LackingPull:
 
 def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: str,
                       context_chunks: int) -> LackingPull | None:
-    """None when the context holds no evidence or every question word, or the word has no place
-    in the question's text (an exact identifier, a keyed language's lemma)."""
+    """None when the context holds no evidence or every question word, when the word has no place
+    in the question's text (an exact identifier, a keyed language's lemma), or when more than
+    MAX_TIED words share the top IDF."""
     evidence = [c for c in result.candidates[:context_chunks] if c.evidence != "weak"]
     if not evidence or result.query_vector is None:
         return None
@@ -52,10 +56,12 @@ def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: st
     for correction in result.corrections:  # a corrected lexeme stands where the typed word did
         spans.setdefault(correction.corrected, spans.get(correction.original, []))
     top = max(result.idf[t] for t in lacking)
-    pulls = [_pull(scope, evidence, result.query, lexeme, spans[lexeme], top)
-             for lexeme in lacking if result.idf[lexeme] == top and spans.get(lexeme)]
+    tied = [t for t in lacking if result.idf[t] == top and spans.get(t)]
+    if not tied or len(tied) > MAX_TIED:
+        return None
+    pulls = _pulls(scope, evidence, {t: without_spans(result.query, spans[t]) for t in tied}, top)
     # Several words tie for the top IDF (both unseen by the corpus): the weakest pull speaks.
-    return min((p for p in pulls if p is not None), key=lambda p: p.pull, default=None)
+    return min(pulls, key=lambda p: p.pull, default=None)
 
 
 def lexeme_spans(text: str, *, ts_config: str) -> dict[str, list[tuple[int, int]]]:
@@ -85,20 +91,21 @@ def without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return _SPACES.sub(" ", "".join(kept)).strip()
 
 
-def _pull(scope: TenantScope, evidence: list[Candidate], query: str, lexeme: str,
-          spans: list[tuple[int, int]], idf: float) -> LackingPull | None:
-    without = without_spans(query, spans)
-    if not without:
-        return None
-    vector = get_encoder().encode_one(without)
-    # Index: corpus_chunk_pkey (a handful of ids).
-    rows = scope.fetch(ChunkQuery(
-        select=sql.SQL("c.id, 1 - (c.embedding <=> %(v)s::vector) AS similarity"),
-        where=sql.SQL("c.id = ANY(%(ids)s)"),
-        params={"v": vector_literal(vector), "ids": [c.chunk_id for c in evidence]},
-    ))
-    if not rows:
-        return None
+def _pulls(scope: TenantScope, evidence: list[Candidate], without: dict[str, str], idf: float) -> list[LackingPull]:
+    texts = {lexeme: text for lexeme, text in without.items() if text}
+    if not texts:
+        return []
+    vectors = get_encoder().encode(list(texts.values()))  # one encoder call for the tied words
     best = max(c.vector_similarity for c in evidence)
-    return LackingPull(lexeme=lexeme, idf=idf, without=without,
-                       pull=best - max(float(r["similarity"]) for r in rows))
+    pulls = []
+    for (lexeme, text), vector in zip(texts.items(), vectors):
+        # Index: corpus_chunk_pkey (a handful of ids).
+        rows = scope.fetch(ChunkQuery(
+            select=sql.SQL("c.id, 1 - (c.embedding <=> %(v)s::vector) AS similarity"),
+            where=sql.SQL("c.id = ANY(%(ids)s)"),
+            params={"v": vector_literal(vector), "ids": [c.chunk_id for c in evidence]},
+        ))
+        if rows:
+            pulls.append(LackingPull(lexeme=lexeme, idf=idf, without=text,
+                                     pull=best - max(float(r["similarity"]) for r in rows)))
+    return pulls

@@ -41,3 +41,18 @@ def test_a_paraphrase_pulls_towards_the_evidence_and_an_absent_topic_away(demo_c
 @pytest.mark.django_db
 def test_no_pull_when_the_context_holds_every_word(demo_corpus: Any) -> None:
     assert _pull("paylane", "What are the rate limits in test mode?") is None
+
+
+@pytest.mark.django_db
+def test_a_question_of_many_invented_words_costs_no_encode_per_word(demo_corpus: Any, monkeypatch: Any) -> None:
+    """Hostile input: the longest question the API takes, of words no page uses. They all tie
+    for the top IDF, and encoding the question once without each would hold a worker. Seen red with
+    MAX_TIED at 10,000 (a pull came back, from 20 questions encoded)."""
+    import retrieval.pull as pull
+
+    question = "Does the " + " ".join(f"zq{i}xv" for i in range(20)) + " work with refunds?"
+    calls: list[int] = []
+    encoder = pull.get_encoder()
+    monkeypatch.setattr(pull, "get_encoder", lambda: calls.append(1) or encoder)
+    assert _pull("paylane", question) is None
+    assert calls == []
