@@ -45,8 +45,8 @@ def test_no_pull_when_the_context_holds_every_word(demo_corpus: Any) -> None:
 
 @pytest.mark.django_db
 def test_a_question_of_many_invented_words_costs_no_encode_per_word(demo_corpus: Any, monkeypatch: Any) -> None:
-    """Hostile input: the longest question the API takes, of words no page uses. They all tie
-    for the top IDF, and encoding the question once without each would hold a worker. Seen red with
+    """Hostile input: twenty words no page uses (the API takes 4,000 characters of them). They
+    all tie for the top IDF, and encoding the question once without each would hold a worker. Seen red with
     MAX_TIED at 10,000 (a pull came back, from 20 questions encoded)."""
     import retrieval.pull as pull
 
