@@ -5,7 +5,8 @@ at least one of them. The kind is read from the top candidate (config knows the 
 the result knows what ran) and recorded, so "score 0.02" is readable in a trace months later.
 A fusion score is a rank statistic (the top candidate always has one), so the fusion kind's
 floor is the calibrated vector evidence instead: the best cosine's margin above the scope's
-chance level (retrieval.calibration, docs/decisions/0042).
+chance level (retrieval.calibration, docs/decisions/0042). Low coverage is forgiven when
+the question's rarest missing word pulls it towards the evidence, as a synonym would (0067).
 """
 
 from __future__ import annotations
