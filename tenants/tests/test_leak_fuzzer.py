@@ -162,6 +162,8 @@ def _without_asker_text(trace: dict[str, Any]) -> dict[str, Any]:
     for key in ("query", "lexemes", "exact_terms"):
         retrieval.pop(key, None)
     retrieval["corrections"] = [c.get("corrected") for c in retrieval.get("corrections", [])]
+    if "lacking_pull" in retrieval:  # the question's word and the question without it (0067)
+        retrieval["lacking_pull"] = {k: v for k, v in retrieval["lacking_pull"].items() if k not in ("lexeme", "without")}
     details = dict(trace.get("details") or {})
     details.pop("rewrite", None)
     return {**{k: v for k, v in trace.items() if k not in ("question", "rewritten_query", "retrieval", "details")},
