@@ -80,6 +80,8 @@ ARMS: dict[str, Arm] = {
     # stays: it also decides which chunks count as evidence for the coverage the row records.
     "hybrid_gate_off": Arm({"ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0, "ANSWER_GATE_RERANK_MIN": 0.0,
                             "ANSWER_GATE_FUSION_MIN": 0.0, "ANSWER_GATE_UNKNOWN_NAMES": False}),
+    # Coverage counting the words that date the asker's incident ("3pm", "yesterday") again (0068).
+    "hybrid_when_counted": Arm({"RETRIEVAL_COVERAGE_SKIPS_WHEN": False}),
     # The gate without the missing word's pull rescue (docs/decisions/0067).
     "hybrid_pull_off": Arm({"ANSWER_GATE_PULL_RESCUE": 9.0}),
     # The gate without its unknown-name rule (docs/decisions/0051).

@@ -24,6 +24,7 @@ from corpus.store import refuse_mixed_encoder
 from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
 from evaluation.intervals import report_intervals
+from evaluation.machine import machine_facts
 from evaluation.judge import Judge, judge_case, judge_from_settings, judge_metrics
 from evaluation.locators import ChunkInfo, matches, resolve, tenant_chunks
 from evaluation.metrics import first_hit_rank, mean, ndcg_at, percentile, precision_recall, recall_at, reciprocal_rank
@@ -241,8 +242,8 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
     judge = judge_from_settings()  # a judge that would grade its own model fails here, loudly
     chunks = tenant_chunks(tenant)
     report: dict[str, Any] = {"golden": golden.path, "tenant": tenant.slug, "ks": list(ks), "arms": {},
-                              "errors": [], "judge": {"configured": judge is not None,
-                                                      "models": judge.models if judge else []}}
+                              "errors": [], "machine": machine_facts(),
+                              "judge": {"configured": judge is not None, "models": judge.models if judge else []}}
     for arm in arms:
         spec = ARMS[arm]
         reason = skip_reason(spec)

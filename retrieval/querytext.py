@@ -39,3 +39,16 @@ def written_names(text: str) -> list[str]:
         if inner_capital or (word[0].isupper() and not sentence_start):
             names.append(word)
     return names
+
+
+# Words that date the asker's incident ("deleted at 3pm yesterday"): documentation is not dated
+# by them, so a page's lacking them says nothing about whether it tells how to recover. Only the
+# past: "today", "tonight" and "tomorrow" ask about a present or future state no page can know
+# ("Is Helpwise down today?"), and counted they keep such a question escalated (0068). English
+# lexemes, as the english stemmer leaves them.
+_INCIDENT_DAYS = frozenset({"yesterday"})
+_CLOCK_TIME = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)")
+
+
+def is_when_word(lexeme: str) -> bool:
+    return lexeme in _INCIDENT_DAYS or _CLOCK_TIME.fullmatch(lexeme) is not None

@@ -27,6 +27,7 @@ from retrieval.legs import (
     Bm25Stats, QueryTerms, bm25_stats, keyword_leg, name_lexemes, only_terms_sql, query_terms, select_keys,
     vector_leg, vector_text,
 )
+from retrieval.querytext import is_when_word
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
 from retrieval.typos import Correction, correct_terms
@@ -315,10 +316,11 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
 
 
 def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm25Stats) -> float:
-    total = sum(stats.idf.get(t, 0.0) for t in terms.all)
+    counted = [t for t in terms.all if not (settings.RETRIEVAL_COVERAGE_SKIPS_WHEN and is_when_word(t))]
+    total = sum(stats.idf.get(t, 0.0) for t in counted)
     if not total:
         return 0.0
-    found = {t for c in candidates for t in c.matched_terms}
+    found = {t for c in candidates for t in c.matched_terms} & set(counted)
     return sum(stats.idf.get(t, 0.0) for t in found) / total
 
 

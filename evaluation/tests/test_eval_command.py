@@ -108,8 +108,24 @@ def test_an_arm_names_its_encoder_and_is_refused_on_another_encoders_index(demo_
     golden.write_text(GOLDEN)
     call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "r.json")
     configured = get_encoder().identity
-    assert json.loads((tmp_path / "r.json").read_text())["arms"]["hybrid"]["encoder"] == configured
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["arms"]["hybrid"]["encoder"] == configured
+    assert report["machine"]["onnxruntime"] and report["machine"]["arch"]  # where it was measured (0068)
 
     settings.EMBEDDING_BACKEND = "torch" if settings.EMBEDDING_BACKEND != "torch" else "onnx-int8"
     with pytest.raises(EncoderMismatch, match=f"holds vectors of encoder {configured}"):
         call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "other.json")
+
+
+def test_a_report_names_the_int8_kernels_its_cpu_offers(tmp_path: Path) -> None:
+    """Near-tied pages rank differently with and without VNNI (0068): the flags are read, not assumed."""
+    from evaluation.machine import machine_facts
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse avx2 fma\n\n"
+                       "processor\t: 1\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse avx2 fma\n")
+    assert machine_facts(cpuinfo)["cpu"] == "AMD EPYC"
+    assert machine_facts(cpuinfo)["int8_kernel_flags"] == ["avx2"]
+    cpuinfo.write_text("model name\t: Xeon\nflags\t\t: avx2 avx512f avx512_vnni\n")
+    assert machine_facts(cpuinfo)["int8_kernel_flags"] == ["avx2", "avx512f", "avx512_vnni"]
+    assert machine_facts(tmp_path / "absent")["int8_kernel_flags"] == []

@@ -7,8 +7,9 @@ from django.core.management import call_command
 from django.conf import settings
 from django.test import override_settings
 
-from retrieval.querytext import written_names
-from retrieval.search import search
+from retrieval.legs import Bm25Stats, query_terms
+from retrieval.querytext import is_when_word, written_names
+from retrieval.search import Candidate, query_coverage, search
 from retrieval.tests.conftest import RetrievalWorld
 from tenants.scope import TenantScope
 
@@ -64,6 +65,32 @@ def test_written_names() -> None:
     assert written_names("How do I register a Flask blueprint?") == ["I", "Flask"]
     assert written_names("Expose models through GraphQL. Deploy on iPhone") == ["GraphQL", "iPhone"]
     assert written_names("Flask is nice. Webhok? autovaccum settings") == []
+
+
+def found(*terms: str) -> Candidate:
+    return Candidate(chunk_id=1, document_id=1, slug="s", title="t", source_type="doc", heading_path="h",
+                     content="c", page=None, version="", effective_date=None, contested=False, fused_score=0.03,
+                     ranks={"vector": 1}, vector_similarity=0.5, keyword_coverage=0.5, matched_terms=list(terms))
+
+
+@pytest.mark.django_db
+def test_the_askers_day_is_not_a_word_the_pages_must_hold() -> None:
+    """pgdev-007's shape (0068): a page on point-in-time recovery never says "3pm" or "yesterday"."""
+    terms = query_terms("Someone deleted rows at 3pm yesterday; can I restore the database?", ts_config="english")
+    assert {"3pm", "yesterday"} <= set(terms.lexemes)
+    assert [t for t in terms.lexemes if is_when_word(t)] == ["3pm", "yesterday"]
+    assert not any(is_when_word(w) for w in ("restor", "databas", "3", "pm", "day", "time", "3pmx"))
+    # The present and the future stay counted: no page knows whether the service is down today.
+    assert not any(is_when_word(w) for w in ("today", "tonight", "tomorrow"))
+    # Unseen words carry the highest IDF, so counted they would sink the question's coverage.
+    stats = Bm25Stats(idf={t: 1.0 for t in terms.lexemes} | {"3pm": 9.0, "yesterday": 7.0}, df={},
+                      chunk_count=100, avg_length=50.0)
+    on_topic = [found(*(t for t in terms.lexemes if not is_when_word(t)))]
+    assert query_coverage(on_topic, terms, stats) == 1.0
+    with override_settings(RETRIEVAL_COVERAGE_SKIPS_WHEN=False):
+        assert query_coverage(on_topic, terms, stats) < 0.3
+    # A page that did hold the word does not earn coverage beyond the question's counted words.
+    assert query_coverage([found("3pm")], terms, stats) == 0.0
 
 
 @pytest.mark.django_db

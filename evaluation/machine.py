@@ -1,0 +1,34 @@
+"""What a report's numbers were measured on.
+
+The int8 encoder's integer products run on different kernels by instruction set (ONNX Runtime
+uses VNNI's exact dot products where the CPU has them, AVX2's saturating pairwise adds where
+not), so the same code and corpus rank a few near-tied pages differently on another machine
+(docs/decisions/0068). A report names its machine so two runs are compared knowingly.
+"""
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+from pathlib import Path
+
+# The flags that choose ONNX Runtime's integer GEMM kernel on x86-64.
+_KERNEL_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def machine_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, object]:
+    model, flags = "", set()
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() in ("flags", "Features") and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass  # not Linux: the architecture below still says something
+    try:
+        runtime = metadata.version("onnxruntime")
+    except metadata.PackageNotFoundError:
+        runtime = ""
+    return {"cpu": model or platform.processor(), "arch": platform.machine(),
+            "int8_kernel_flags": [f for f in _KERNEL_FLAGS if f in flags], "onnxruntime": runtime}
