@@ -289,6 +289,8 @@ RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75, minimum=0.0, maxi
 # The rarest query terms nominate candidates while their document frequencies add up to at
 # most this many chunks; every term scores them (retrieval.legs.nomination_query, 0028).
 RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500, minimum=1)
+# Scopes with fewer visible chunks than this are searched exactly, whatever the cost model says (0069).
+RETRIEVAL_VECTOR_EXACT_BELOW = env_int("RETRIEVAL_VECTOR_EXACT_BELOW", default=0, minimum=0)
 RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100, minimum=1, maximum=1000)
 # Evidence (docs/decisions/0042): calibrated labels every candidate and drops none; absolute
 # is 0009's filter (the two floors below), kept for the eval arm that compares them.

@@ -125,6 +125,14 @@ ARMS: dict[str, Arm] = {
     # (docs/decisions/0060), so `make pgdocs-eval` compares the encoders in one run.
     "encoder_torch": Arm({"EMBEDDING_BACKEND": "torch"}, index_name="encoder-torch",
                          index_settings={"EMBEDDING_BACKEND": "torch"}, note="torch vectors, torch queries"),
+    # The float ONNX export (the same vectors as torch, to rounding: bench/results/batch-mates.json),
+    # and int8 with every chunk encoded alone, as every question is (docs/decisions/0069).
+    "encoder_onnx": Arm({"EMBEDDING_BACKEND": "onnx"}, index_name="encoder-onnx",
+                        index_settings={"EMBEDDING_BACKEND": "onnx"}, note="float ONNX vectors and queries"),
+    "encoder_int8_alone": Arm(index_name="int8-alone", index_settings={"EMBEDDING_BATCH_SIZE": 1},
+                              note="int8, each chunk encoded in a batch of its own"),
+    # Every scope under 20,000 visible chunks searched exactly, not through the shared graph (0069).
+    "vector_exact_20k": Arm({"RETRIEVAL_VECTOR_EXACT_BELOW": 20000}, note="exact vector scan below 20k chunks"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

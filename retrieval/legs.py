@@ -123,7 +123,13 @@ def vector_leg(scope: TenantScope, query_vector: np.ndarray, *, limit: int, visi
     if path == "auto":
         if visible is None:
             visible = scope.corpus_totals()[0]
-        path = choose_vector_path(visible=visible, table_rows=scope.table_rows(), limit=limit, ef_search=ef_search)
+        if visible < settings.RETRIEVAL_VECTOR_EXACT_BELOW:
+            # The shared graph is approximate, and other tenants' rows change which of this
+            # tenant's neighbours it finds: below this size the exact ranking is affordable (0069).
+            path = "exact"
+        else:
+            path = choose_vector_path(visible=visible, table_rows=scope.table_rows(), limit=limit,
+                                      ef_search=ef_search)
     if path == "exact":
         # Index: corpus_chunk_tenant_doc_idx (bitmap) finds the scope's rows; every one is compared.
         local_settings = {"enable_indexscan": "off"}
