@@ -17,13 +17,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
 from corpus.embedding import get_encoder, vector_literal
-from retrieval.querytext import is_when_word
-from retrieval.search import Candidate, SearchResult
+from retrieval.search import Candidate, SearchResult, counts_for_coverage
 from tenants.scope import ChunkQuery, TenantScope
 
 # ts_debug's aliases for a hyphenated whole: its parts follow it at the same place in the text.
@@ -51,10 +49,8 @@ def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: st
     if not evidence or result.query_vector is None:
         return None
     found = {t for c in evidence for t in c.matched_terms}
-    # A word dating the asker's incident is not what the question is about (0068).
-    skips_when = settings.RETRIEVAL_COVERAGE_SKIPS_WHEN
-    lacking = [t for t in result.terms.lexemes if t not in found and result.idf.get(t, 0.0) > 0
-               and not (skips_when and is_when_word(t))]
+    lacking = [t for t in result.terms.lexemes
+               if t not in found and result.idf.get(t, 0.0) > 0 and counts_for_coverage(t)]
     if not lacking:
         return None
     spans = lexeme_spans(result.query, ts_config=ts_config)

@@ -315,8 +315,15 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
     return candidates
 
 
+def counts_for_coverage(term: str) -> bool:
+    """The one rule for which question words a page is expected to hold: the coverage here and
+    the missing word's pull (retrieval.pull) both read it. A word dating the asker's incident
+    does not count (0068)."""
+    return not (settings.RETRIEVAL_COVERAGE_SKIPS_WHEN and is_when_word(term))
+
+
 def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm25Stats) -> float:
-    counted = [t for t in terms.all if not (settings.RETRIEVAL_COVERAGE_SKIPS_WHEN and is_when_word(t))]
+    counted = [t for t in terms.all if counts_for_coverage(t)]
     total = sum(stats.idf.get(t, 0.0) for t in counted)
     if not total:
         return 0.0
