@@ -1,9 +1,9 @@
 """What a report's numbers were measured on.
 
-The int8 encoder's integer products run on different kernels by instruction set (ONNX Runtime
-uses VNNI's exact dot products where the CPU has them, AVX2's saturating pairwise adds where
-not), so the same code and corpus rank a few near-tied pages differently on another machine
-(docs/decisions/0068). A report names its machine so two runs are compared knowingly.
+The same code and corpus rank a few near-tied pages differently on another install; the torch
+encoder does not move, the int8 one does (docs/decisions/0069). ONNX Runtime picks its integer
+kernels by instruction set (VNNI where the CPU has it, AVX2 otherwise), one candidate cause that
+was not isolated, so a report names its machine and two runs are compared knowingly.
 """
 from __future__ import annotations
 
