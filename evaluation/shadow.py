@@ -4,7 +4,9 @@ of its own (`<slug>--<name>`), so an indexing arm never touches the live index.
 The inputs are recovered from the live documents' source paths. The shadow is stamped with a
 fingerprint of the live documents and the settings it was built with; a matching stamp is
 reused without parsing a file, anything else re-ingests (unchanged documents still skip by
-their own fingerprint, and documents gone from the live tenant are pruned).
+their own fingerprint, and documents gone from the live tenant are pruned). A reused shadow's
+vectors are checked against the arm's encoder first: a stamp says what was built, not what a
+later `reembed` left (docs/decisions/0070).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from typing import Any
 from django.conf import settings
 from django.test.utils import override_settings
 
+from corpus.embedding import get_encoder
 from corpus.ingest import ingest_paths
 from corpus.manifest import MANIFEST_NAME
 from corpus.models import Document
+from corpus.reembed import reembed_tenant
 from tenants.actions import tenant_get_or_create
 from tenants.models import Tenant
 from tenants.rls import rls_transaction
+from tenants.writer import ChunkWriter
 
 STAMP = " · fp "
 
@@ -70,8 +75,14 @@ def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any]
     stamp = fingerprint(documents, index_settings)
     shadow, _ = tenant_get_or_create(slug=f"{tenant.slug}--{name}",
                                      name=f"{tenant.name} (evaluation shadow: {name})")
+    if shadow.shadow_of_id != tenant.id:
+        Tenant.objects.filter(pk=shadow.pk).update(shadow_of=tenant)
+        shadow.shadow_of = tenant
     if shadow.name.endswith(STAMP + stamp):
-        say(f"shadow index {shadow.slug} is current (fingerprint {stamp}): reused")
+        with override_settings(**index_settings):
+            healed = _reencode_foreign_vectors(shadow, progress=progress)
+        say(f"shadow index {shadow.slug} is current (fingerprint {stamp}): reused"
+            + (f", {healed} chunk(s) held another encoder's vectors and were re-encoded" if healed else ""))
         return shadow
     paths, manifest = ingest_inputs(documents)
     missing = [str(p) for p in paths if not p.exists()]
@@ -89,3 +100,16 @@ def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any]
     shadow.name = base + STAMP + stamp
     Tenant.objects.filter(pk=shadow.pk).update(name=shadow.name)
     return shadow
+
+
+def _reencode_foreign_vectors(shadow: Tenant, *, progress: bool) -> int:
+    """Give back the arm's own vectors to chunks that hold another encoder's (a `reembed` run
+    against the shadow by hand, or one from before `reembed --all` skipped shadows): without
+    this the arm would be measured on the default encoder under its own name."""
+    encoder = get_encoder()
+    writer = ChunkWriter(tenant_id=shadow.id)
+    with writer.rls_context() as cursor:
+        stale = writer.count_stale(cursor, encoder.identity, want_states=settings.INGEST_TOKEN_STATES)
+    if not stale:
+        return 0
+    return reembed_tenant(tenant=shadow, encoder=encoder, progress=progress).chunks

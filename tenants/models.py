@@ -46,6 +46,9 @@ class Tenant(Mirror):
     embed_origins = models.TextField(blank=True, default="")
     # Signs a signed-in customer's embed token; empty: the embedded chat reads the public audience.
     embed_secret = models.CharField(max_length=128, blank=True, default="")
+    # Set on an evaluation shadow (evaluation.shadow): the tenant whose documents it copies under
+    # an arm's settings. `reembed --all` leaves it alone (docs/decisions/0070).
+    shadow_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="shadows")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta(Mirror.Meta):

@@ -120,6 +120,32 @@ def test_reembed_all_switches_every_stale_tenant_and_names_only_those(
     assert acme.tenant.slug in named and globex.tenant.slug not in named
 
 
+@pytest.mark.django_db
+def test_reembed_all_leaves_an_evaluation_shadow_on_its_arms_encoder(
+    acme: Cast, globex: Cast, encoder: Encoder, other_encoder: Encoder, tmp_path: Path, settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A shadow built by an encoder arm holds that encoder's vectors on purpose: `make run`
+    re-encoding it would measure the default encoder under the arm's name (0070)."""
+    from io import StringIO
+
+    from tenants.models import Tenant
+
+    ingest_paths(tenant=acme.tenant, paths=[write_docs(tmp_path / "a", 1)], encoder=encoder)
+    Tenant.objects.filter(pk=globex.tenant.pk).update(shadow_of=acme.tenant)  # globex: acme's shadow
+    ingest_paths(tenant=globex.tenant, paths=[write_docs(tmp_path / "g", 1)], encoder=encoder)
+    settings.EMBEDDING_BACKEND = other_encoder.backend.name
+    monkeypatch.setattr("corpus.reembed.get_encoder", lambda: other_encoder)
+    out = StringIO()
+    call_command("reembed", all=True, no_progress=True, stdout=out)
+    assert {r["encoder"] for r in chunk_rows(acme)} == {other_encoder.identity}
+    assert {r["encoder"] for r in chunk_rows(globex)} == {encoder.identity}
+    assert "evaluation shadow(s) alone" in out.getvalue()
+    # By hand, a shadow can still be re-encoded: only --all passes over it.
+    call_command("reembed", tenant=globex.tenant.slug, no_progress=True, stdout=StringIO())
+    assert {r["encoder"] for r in chunk_rows(globex)} == {other_encoder.identity}
+
+
 def test_reembed_command_wants_a_tenant_or_all() -> None:
     with pytest.raises(CommandError, match="one of the arguments --tenant --all is required"):
         call_command("reembed")

@@ -15,12 +15,13 @@ from answering.tests.fake_provider import fake_provider
 from corpus.chunking import chunk_fixed_window
 from corpus.contextual import title_and_summary
 from corpus.embedding import get_encoder
+from corpus.reembed import reembed_tenant
 from corpus.parsers import ParsedDocument, Section
 from evaluation.golden import load_golden
 from evaluation.locators import tenant_chunks
 from evaluation.report import render_html
 from evaluation.runner import run_eval
-from evaluation.shadow import ingest_inputs
+from evaluation.shadow import ingest_inputs, shadow_build
 from tenants.models import Audience, Tenant
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -114,6 +115,44 @@ def test_indexing_arms_use_shadow_tenants_and_provider_arms_are_skipped(demo_cor
     messages.clear()
     run_eval(golden=_golden(tmp_path), tenant=live, arms=["naive_chunking"], say=messages.append)
     assert any("reused" in m for m in messages), messages
+
+
+class _Killed(Exception):
+    pass
+
+
+def _kill(done: int) -> None:
+    raise _Killed(done)
+
+
+@pytest.mark.django_db
+def test_a_reused_shadow_gets_its_arms_encoder_back(demo_corpus: Any, settings: Any) -> None:
+    """The stamp says what was built, not what a later `reembed` left: a shadow partly re-encoded
+    by the default encoder is healed before the arm reads it, never measured mixed (0070)."""
+    from django.test.utils import override_settings
+
+    live = Tenant.objects.get(slug="paylane")
+    index = {"EMBEDDING_BACKEND": "onnx-int8" if settings.EMBEDDING_BACKEND == "torch" else "torch"}
+    with override_settings(**index):
+        arm_encoder = get_encoder().identity
+    shadow = shadow_build(tenant=live, name="heal", index_settings=index)
+    assert shadow.shadow_of_id == live.id
+    assert {r["encoder"] for r in _encoders(shadow)} == {arm_encoder}
+    with pytest.raises(_Killed):  # one window of the default encoder, as `reembed --all` once wrote
+        reembed_tenant(tenant=shadow, window=16, after_window=_kill)
+    assert {r["encoder"] for r in _encoders(shadow)} == {arm_encoder, get_encoder().identity}
+
+    messages: list[str] = []
+    assert shadow_build(tenant=live, name="heal", index_settings=index, say=messages.append).pk == shadow.pk
+    assert {r["encoder"] for r in _encoders(shadow)} == {arm_encoder}
+    assert len(messages) == 1, messages
+    assert messages[0].endswith("reused, 16 chunk(s) held another encoder's vectors and were re-encoded")
+
+
+def _encoders(tenant: Tenant) -> list[dict[str, Any]]:
+    scope = TenantScope(tenant_id=tenant.id, include_archived=True,
+                        audience_ids=tuple(Audience.objects.filter(tenant=tenant).values_list("id", flat=True)))
+    return scope.fetch(ChunkQuery(select=sql.SQL("c.id, c.encoder")))
 
 
 @pytest.mark.django_db

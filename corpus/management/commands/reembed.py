@@ -24,7 +24,8 @@ class Command(BaseCommand):
         which.add_argument("--tenant", help="the tenant's slug")
         # `make run` calls --all after a change of EMBEDDING_BACKEND's default (docs/decisions/0060),
         # so an existing install keeps ingesting instead of refusing a mixed tenant.
-        which.add_argument("--all", action="store_true", help="every tenant that holds another encoder's vectors or lacks token states")
+        which.add_argument("--all", action="store_true", help="every tenant that holds another encoder's vectors or lacks token states, "
+                                                                 "evaluation shadows excepted")
         parser.add_argument("--window", type=int, default=512, help="chunks per transaction")
         parser.add_argument("--no-progress", action="store_true")
 
@@ -32,7 +33,12 @@ class Command(BaseCommand):
         if options["window"] < 1:
             raise CommandError("--window must be at least 1")
         if options["all"]:
-            tenants = list(Tenant.objects.order_by("slug"))
+            # An evaluation shadow holds its arm's encoder on purpose (torch, float ONNX); the
+            # eval re-encodes it with that encoder when reused (docs/decisions/0070).
+            tenants = list(Tenant.objects.filter(shadow_of__isnull=True).order_by("slug"))
+            shadows = Tenant.objects.filter(shadow_of__isnull=False).count()
+            if shadows:
+                self.stdout.write(f"left {shadows} evaluation shadow(s) alone: each keeps its arm's encoder")
         else:
             tenant = Tenant.objects.filter(slug=options["tenant"]).first()
             if tenant is None:
