@@ -242,6 +242,9 @@ CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
 # Definition lists read as one entity per term (corpus/parsers/outline.py); measured and not
 # adopted, docs/decisions/0041.
 CORPUS_DEFINITION_ENTITIES = env_bool("CORPUS_DEFINITION_ENTITIES", default=False)
+# The site's name a generated build appends to every page's <title> ("… — Django 3.2.25
+# documentation") is left out of titles and heading paths (corpus/parsers/html.py, 0071).
+CORPUS_HTML_SITE_TITLE_STRIP = env_bool("CORPUS_HTML_SITE_TITLE_STRIP", default=False)
 # Keys of a language PostgreSQL cannot stem (corpus/language.py, docs/decisions/0050): auto (the
 # tenant's language decides), or the eval arms' baselines `simple` (no keys) and `prefix`.
 # Read at ingest and at query time alike.

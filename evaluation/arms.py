@@ -131,6 +131,9 @@ ARMS: dict[str, Arm] = {
                         index_settings={"EMBEDDING_BACKEND": "onnx"}, note="float ONNX vectors and queries"),
     "encoder_int8_alone": Arm(index_name="int8-alone", index_settings={"EMBEDDING_BATCH_SIZE": 1},
                               note="int8, each chunk encoded in a batch of its own"),
+    # Titles and heading paths without the site's name every <title> of a build repeats (0071).
+    "site_title_stripped": Arm(index_name="site-title", index_settings={"CORPUS_HTML_SITE_TITLE_STRIP": True},
+                               note="the site's name left out of HTML titles"),
     # Every scope under 20,000 visible chunks searched exactly, not through the shared graph (0069).
     "vector_exact_20k": Arm({"RETRIEVAL_VECTOR_EXACT_BELOW": 20000}, note="exact vector scan below 20k chunks"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,

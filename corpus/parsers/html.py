@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
+from django.conf import settings
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from corpus.parsers import (
@@ -46,6 +47,9 @@ _SELECT = ", ".join([*_HEADINGS, *_BLOCKS])
 # A block seen on at least this share of a site's pages (and on 3+ pages) is boilerplate.
 _REPEAT_SHARE = 0.5
 _REPEAT_MIN_PAGES = 3
+# Where a build joins a page's title to the site's name: Sphinx " — ", MkDocs and most CMSs " - "
+# or " | ".
+_TITLE_SEPARATORS = (" — ", " – ", " | ", " - ", " · ")
 
 
 class NavigationOnly(ParseError):
@@ -243,19 +247,45 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *outline.fingerprint_parts()))
 
 
-def boilerplate(pages: list[_Page]) -> set[str]:
+@dataclass(frozen=True)
+class Boilerplate:
+    """What a site repeats on its pages: blocks (menus, footers) and its name in every title."""
+
+    texts: frozenset[str] = frozenset()
+    title_suffix: str = ""
+
+
+def boilerplate(pages: list[_Page]) -> Boilerplate:
     if len(pages) < _REPEAT_MIN_PAGES:
-        return set()
+        return Boilerplate()
     counts: Counter[str] = Counter()
     for page in pages:
         counts.update({item.text for item in page.items if item.kind == outline.TEXT})
     threshold = max(_REPEAT_MIN_PAGES, int(len(pages) * _REPEAT_SHARE))
-    return {text for text, count in counts.items() if count >= threshold}
+    return Boilerplate(texts=frozenset(text for text, count in counts.items() if count >= threshold),
+                       title_suffix=_site_title_suffix(pages, threshold) if settings.CORPUS_HTML_SITE_TITLE_STRIP else "")
 
 
-def build_document(page: _Page, *, repeated: set[str], source_type: str) -> ParsedDocument:
-    title = page.title or page.file.slug
-    kept = (item for item in page.items if item.kind != outline.TEXT or item.text not in repeated)
+def _site_title_suffix(pages: list[_Page], threshold: int) -> str:
+    """The site's name, when at least `threshold` titles end in the same one after a separator.
+    The last separator: "os.path — Common pathname manipulations — Python 3.11 documentation"
+    keeps its own dash. A page's own title shared by half a site is no name of the site."""
+    counts: Counter[str] = Counter()
+    for page in pages:
+        at = max(page.title.rfind(separator) for separator in _TITLE_SEPARATORS)
+        if at > 0:
+            counts[page.title[at:]] += 1
+    suffix, count = counts.most_common(1)[0] if counts else ("", 0)
+    return suffix if count >= threshold else ""
+
+
+def build_document(page: _Page, *, repeated: Boilerplate, source_type: str) -> ParsedDocument:
+    title, digest = page.title or page.file.slug, page.digest
+    suffix = repeated.title_suffix
+    if suffix and title.endswith(suffix) and len(title) > len(suffix):
+        # Only a page whose title changed gets a new fingerprint: the rest stays unchanged in store.
+        title, digest = title[: -len(suffix)].rstrip(), fingerprint(page.digest, "site-title", suffix)
+    kept = (item for item in page.items if item.kind != outline.TEXT or item.text not in repeated.texts)
     sections = outline.sections(kept, title=title, strip=False)
     if not sections:
         raise NavigationOnly("only navigation: nothing left after stripping menus and tables of contents")
@@ -265,7 +295,7 @@ def build_document(page: _Page, *, repeated: set[str], source_type: str) -> Pars
         source_type=source_type,
         sections=sections,
         source_path=str(page.file.path),
-        fingerprint=page.digest,
+        fingerprint=digest,
     )
 
 
@@ -273,7 +303,7 @@ def _extract(file: SourceFile) -> _Page:
     return extract_page(file, file.read_bytes())
 
 
-def _build(page: _Page, repeated: set[str], source_type: str) -> ParseResult:
+def _build(page: _Page, repeated: Boilerplate, source_type: str) -> ParseResult:
     try:
         return budget.checked(build_document(page, repeated=repeated, source_type=source_type))
     except NavigationOnly as exc:

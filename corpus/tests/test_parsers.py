@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,6 +111,40 @@ def test_html_site_strips_navigation_and_repeated_text(tmp_path: Path) -> None:
     ]
     assert "Careful with 0." in page.sections[1].text  # a note label does not open a section
     assert "- item 0" in page.sections[2].text
+
+
+def _titled(tmp_path: Path, name: str, title: str, h1: str) -> SourceFile:
+    return _file(tmp_path, name, f"<html><head><title>{title}</title></head><body>"
+                                 f"<h1>{h1}</h1><p>About {h1}.</p><h2>Usage</h2><p>Use {h1} well.</p></body></html>")
+
+
+def test_the_site_name_every_title_repeats_is_left_out(tmp_path: Path, settings: Any) -> None:
+    """Sphinx appends " — Project 3.2 documentation" to every <title>: in each heading path it is
+    text every chunk shares, and in a citation the reader already knows it (0071)."""
+    settings.CORPUS_HTML_SITE_TITLE_STRIP = True
+    site = " — Widgets 3.2 documentation"
+    files = [_titled(tmp_path, "os-path.html", f"os.path — Common pathname manipulations{site}",
+                     "os.path — Common pathname manipulations"),
+             *[_titled(tmp_path, f"p{i}.html", f"Page {i}{site}", f"Page {i}") for i in range(3)],
+             _titled(tmp_path, "odd.html", "A page of its own - Widgets", "A page of its own")]
+    docs = {d.slug: d for d in html.parse_files(files, source_type="doc") if isinstance(d, ParsedDocument)}
+    assert docs["os-path"].title == "os.path — Common pathname manipulations"  # its own dash stays
+    assert [s.heading_path for s in docs["p0"].sections] == [("Page 0",), ("Page 0", "Usage")]
+    assert docs["odd"].title == "A page of its own - Widgets"  # one page's suffix is no site's name
+
+    # Off, the titles stay as built, and so do the fingerprints: nothing stored is re-ingested.
+    settings.CORPUS_HTML_SITE_TITLE_STRIP = False
+    before = {d.slug: d for d in html.parse_files(files, source_type="doc") if isinstance(d, ParsedDocument)}
+    assert before["p0"].title == f"Page 0{site}"
+    assert before["odd"].fingerprint == docs["odd"].fingerprint
+    assert before["p0"].fingerprint != docs["p0"].fingerprint
+
+
+def test_titles_without_a_shared_suffix_are_kept(tmp_path: Path, settings: Any) -> None:
+    settings.CORPUS_HTML_SITE_TITLE_STRIP = True
+    files = [_titled(tmp_path, f"p{i}.html", f"11.{i}. Topic {i} - part {i}", f"11.{i}. Topic {i}") for i in range(4)]
+    docs = [d for d in html.parse_files(files, source_type="doc") if isinstance(d, ParsedDocument)]
+    assert sorted(d.title for d in docs) == [f"11.{i}. Topic {i} - part {i}" for i in range(4)]
 
 
 def test_html_navigation_only_page_is_skipped_not_failed(tmp_path: Path) -> None:
