@@ -3,7 +3,8 @@
     .venv/bin/python bench/leg_ranks.py evaluation/golden/pgdocs-dev2.yaml [--depth 200] [--json out.json]
 
 For every answerable case with expected pages: the best rank of an expected page in the vector
-leg, the keyword leg, the fused list, the shipped result and (with --heading) the heading leg.
+leg, the keyword leg, the fused list (each leg cut at RETRIEVAL_CANDIDATES_PER_LEG, before the
+diversity rule) and the shipped result. Pages are counted in order of first appearance.
 A page missing from both legs at depth 200 is a first-stage miss no ranking can fix; a page
 both legs hold that the result drops is a ranking miss. Read-only: nothing is written.
 """
@@ -29,7 +30,6 @@ from corpus.embedding import get_encoder  # noqa: E402
 from evaluation.golden import load_golden  # noqa: E402
 from evaluation.locators import tenant_chunks  # noqa: E402
 from retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
-from retrieval.headings import heading_leg  # noqa: E402
 from retrieval.legs import bm25_stats, keyword_leg, query_terms, vector_leg  # noqa: E402
 from retrieval.search import search  # noqa: E402
 from tenants.models import Tenant  # noqa: E402
@@ -51,7 +51,6 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("golden")
     parser.add_argument("--depth", type=int, default=200)
-    parser.add_argument("--heading", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     golden = load_golden(args.golden)
@@ -69,9 +68,6 @@ def main() -> int:
         vector = encoder.encode_one(case.question)
         legs = {"vector": [h.chunk_id for h in vector_leg(scope, vector, limit=args.depth, visible=stats.chunk_count)],
                 "keyword": [h.chunk_id for h in keyword_leg(scope, terms.all, stats, limit=args.depth)]}
-        if args.heading:
-            legs["heading"] = [h.chunk_id for h in heading_leg(scope, vector, limit=args.depth,
-                                                              chunk_count=stats.chunk_count)]
         per_leg = settings.RETRIEVAL_CANDIDATES_PER_LEG
         fused = [f.chunk_id for f in reciprocal_rank_fusion({k: v[:per_leg] for k, v in legs.items()},
                                                              k=settings.RETRIEVAL_RRF_K)]

@@ -285,12 +285,6 @@ RETRIEVAL_KEYWORD_RANKING = env_str("RETRIEVAL_KEYWORD_RANKING", default="bm25")
 RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60, minimum=0)
-# A third ranked list: the question against each section's heading path (retrieval.headings).
-RETRIEVAL_HEADING_LEG = env_bool("RETRIEVAL_HEADING_LEG", default=False)
-# A fourth: each sentence of a question of several, searched alone by its vector (retrieval.headings).
-RETRIEVAL_SENTENCE_LEG = env_bool("RETRIEVAL_SENTENCE_LEG", default=False)
-# Each leg's weight in reciprocal rank fusion (an unnamed leg weighs 1).
-RETRIEVAL_LEG_WEIGHTS: dict[str, float] = {}
 # Diversity: at most this many chunks of one document ahead of the others (0: off).
 RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT = env_int("RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT", default=1, minimum=0)
 RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2, minimum=0.0)
@@ -312,19 +306,15 @@ RETRIEVAL_MIN_VECTOR_MARGIN = env_float("RETRIEVAL_MIN_VECTOR_MARGIN", default=0
 RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)
 # The gate's question coverage leaves out words that date the asker's incident ("3pm", "yesterday"; 0068).
 RETRIEVAL_COVERAGE_SKIPS_WHEN = env_bool("RETRIEVAL_COVERAGE_SKIPS_WHEN", default=True)
-# A lower-case word no visible chunk holds weighs no more than the rarest word they do hold in
-# the question's coverage (retrieval.search.query_coverage).
-RETRIEVAL_COVERAGE_ABSENT_CAP = env_bool("RETRIEVAL_COVERAGE_ABSENT_CAP", default=False)
 RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.4)
 RETRIEVAL_TYPO_SIMILARITY_MIN = env_float("RETRIEVAL_TYPO_SIMILARITY_MIN", default=0.45)
 # Reranking: off | always | conditional (conditional ships off; always is the ceiling).
 RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="always")
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
-# The weight of fusion's order beside the reranker's (retrieval.search.blend_rerank); 0 = the reranker alone.
+# The weight of fusion's order beside the reranker's (retrieval.search.blend_rerank; 0 = the
+# reranker's order alone) and how many of the reranker's first it keeps first (docs/decisions/0072).
 RETRIEVAL_RERANK_BLEND = env_float("RETRIEVAL_RERANK_BLEND", default=0.0, minimum=0.0)
-# MaxSim over the question's content word pieces only (retrieval.rerankers.late_interaction).
-RETRIEVAL_RERANK_CONTENT_TOKENS = env_bool("RETRIEVAL_RERANK_CONTENT_TOKENS", default=False)
 RETRIEVAL_RERANK_KEEP_TOP = env_int("RETRIEVAL_RERANK_KEEP_TOP", default=0, minimum=0)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
 # Read the token states the ingest stored (0063); off, every candidate is encoded per question.

@@ -22,7 +22,6 @@ from psycopg import sql
 from corpus.embedding import encoder_reads, get_encoder
 from corpus.origin import source_url
 from retrieval.calibration import calibration_for
-from retrieval.headings import heading_leg, sentence_leg
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
     Bm25Stats, QueryTerms, bm25_stats, keyword_leg, name_lexemes, only_terms_sql, query_terms, select_keys,
@@ -190,11 +189,11 @@ def search(
     pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
         terms, stats, corrections, unknown_names = _query_terms(scope, query, ts_config, correct_typos, language)
-    legs, query_vector = _run_legs(scope, query, terms, stats, mode=mode, timer=timer, pending=pending,
+    legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
                                    query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG,
                                    ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
     with timer.stage("fuse"):
-        fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K, weights=settings.RETRIEVAL_LEG_WEIGHTS)
+        fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
     with timer.stage("calibrate"):  # ~0 ms once a scope's chance level is known (retrieval.calibration)
         chance = calibration_for(scope, chunk_count=stats.chunk_count).chance
     with timer.stage("evidence"):
@@ -214,8 +213,7 @@ def search(
     result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
-    result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats,
-                                           names=unknown_names)
+    result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
     result.timings_ms = timer.timings
     result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
     return result
@@ -262,7 +260,7 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
     return terms, stats, corrections, tuple(t for t in unknown if t in names)
 
 
-def _run_legs(scope: TenantScope, query: str, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,
+def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,
               pending: Future[np.ndarray] | None, query_vector: np.ndarray | None, per_leg: int,
               ranking: str) -> tuple[dict[str, list[int]], np.ndarray]:
     legs: dict[str, list[int]] = {}
@@ -278,15 +276,6 @@ def _run_legs(scope: TenantScope, query: str, terms: QueryTerms, stats: Bm25Stat
         with timer.stage("vector"):
             legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg,
                                                             visible=stats.chunk_count)]
-        if settings.RETRIEVAL_HEADING_LEG:
-            with timer.stage("heading"):
-                legs["heading"] = [h.chunk_id for h in heading_leg(scope, query_vector, limit=per_leg,
-                                                                  chunk_count=stats.chunk_count)]
-        if settings.RETRIEVAL_SENTENCE_LEG:
-            with timer.stage("sentences"):
-                sentences = sentence_leg(scope, query, limit=per_leg, visible=stats.chunk_count)
-                if sentences:
-                    legs["sentences"] = sentences
     return legs, query_vector
 
 
@@ -333,23 +322,13 @@ def counts_for_coverage(term: str) -> bool:
     return not (settings.RETRIEVAL_COVERAGE_SKIPS_WHEN and is_when_word(term))
 
 
-def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm25Stats,
-                   names: Sequence[str] = ()) -> float:
+def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm25Stats) -> float:
     counted = [t for t in terms.all if counts_for_coverage(t)]
-    weight = {t: stats.idf.get(t, 0.0) for t in counted}
-    if settings.RETRIEVAL_COVERAGE_ABSENT_CAP:
-        # A lower-case word no visible chunk holds gets the largest IDF there is, more than any
-        # word the pages use: in a question that describes the asker's own schema ("parent_id",
-        # "subcategories") those words outweigh every word the answer shares with it.
-        present = [w for t, w in weight.items() if stats.df.get(t, 0) > 0]
-        cap = max(present, default=0.0)
-        weight = {t: w if stats.df.get(t, 0) > 0 or t in names or not present else min(w, cap)
-                  for t, w in weight.items()}
-    total = sum(weight.values())
+    total = sum(stats.idf.get(t, 0.0) for t in counted)
     if not total:
         return 0.0
     found = {t for c in candidates for t in c.matched_terms} & set(counted)
-    return sum(weight[t] for t in found) / total
+    return sum(stats.idf.get(t, 0.0) for t in found) / total
 
 
 def weigh_evidence(candidates: Sequence[Candidate], *, chance: float,
@@ -463,15 +442,15 @@ def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, reranker_
     for candidate, score in zip(head, scores):
         candidate.rerank_logit, candidate.rerank_probability = score.logit, score.probability
     result.candidates = blend_rerank(head, settings.RETRIEVAL_RERANK_BLEND, settings.RETRIEVAL_RERANK_KEEP_TOP) + tail
-
     result.reranked = True
 
 
 def blend_rerank(head: list[Candidate], fused_weight: float, keep_top: int = 0) -> list[Candidate]:
-    """The reranker's order, or with `fused_weight` > 0 the reciprocal-rank fusion of that order
-    with the one the candidates came in (fusion's): a late-interaction score the bi-encoder was
-    never trained for reorders the head on its own say, and on questions it reads wrongly it
-    pushes the page both legs agreed on out of the top five."""
+    """The reranker's order (the shipped default), or with `fused_weight` > 0 the reciprocal-rank
+    fusion of that order with the one the candidates came in, fusion's, under the reranker's
+    first `keep_top`. A MaxSim the bi-encoder was never trained for reorders the head on its
+    own say; on pgdocs-dev2 it pushed pages both legs agreed on out of the top five. Measured
+    and not adopted: it lost two djangodocs-dev cases at @5 (docs/decisions/0072)."""
     by_logit = sorted(head, key=lambda c: (-(c.rerank_logit or 0.0), c.chunk_id))  # the sigmoid saturates
     if fused_weight <= 0:
         return by_logit
@@ -479,7 +458,8 @@ def blend_rerank(head: list[Candidate], fused_weight: float, keep_top: int = 0) 
     score = {c.chunk_id: 1 / (60 + i) + fused_weight / (60 + fused_rank[c.chunk_id])
              for i, c in enumerate(by_logit, start=1)}
     kept = by_logit[:keep_top]
-    rest = [c for c in head if c not in kept]
+    kept_ids = {c.chunk_id for c in kept}
+    rest = [c for c in head if c.chunk_id not in kept_ids]
     return kept + sorted(rest, key=lambda c: (-score[c.chunk_id], fused_rank[c.chunk_id]))
 
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
-
-from django.conf import settings
 
 from corpus.embedding import get_encoder
 from retrieval.rerankers import RerankScore, score_from_logit
@@ -33,26 +30,6 @@ def _token_matrix(vectors: object) -> np.ndarray:
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.maximum(norms, 1e-9)
-
-
-# PostgreSQL's `english` stop words (tsearch_data/english.stop), the list the keyword leg drops.
-_STOPWORDS_FILE = Path(__file__).resolve().parent.parent / "data" / "english-stopwords.txt"
-
-
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    return frozenset(w.strip() for w in _STOPWORDS_FILE.read_text(encoding="utf-8").split() if w.strip())
-
-
-def content_tokens(tokens: Sequence[str]) -> np.ndarray:
-    """Which of the question's word pieces carry its content: not a special, a stop word or
-    punctuation. MaxSim averages over query tokens, so in a long question `we`, `have`, `the`
-    and `?`, each of which matches some token of any passage well, outweigh the few words
-    that name the topic. Nothing is dropped from a question made only of such tokens."""
-    stop = _stopwords()
-    keep = np.array([not (t.startswith("[") and t.endswith("]")) and t not in stop
-                     and any(ch.isalnum() for ch in t) for t in tokens], dtype=bool)
-    return keep if keep.any() else np.array([not (t.startswith("[") and t.endswith("]")) for t in tokens])
 
 
 class LateInteractionReranker:
@@ -74,11 +51,7 @@ class LateInteractionReranker:
         if missing:
             for i, states in zip(missing, encoder.token_embeddings([texts[i] for i in missing])):
                 stored[i] = states
-        if settings.RETRIEVAL_RERANK_CONTENT_TOKENS:
-            mask = content_tokens(encoder.tokenizer.encode(query).tokens)
-            query_tokens = query_matrix[mask] if len(mask) == len(query_matrix) and mask.any() else query_matrix
-        else:
-            query_tokens = query_matrix[1:-1] if len(query_matrix) > 2 else query_matrix  # drop [CLS]/[SEP]
+        query_tokens = query_matrix[1:-1] if len(query_matrix) > 2 else query_matrix  # drop [CLS]/[SEP]
         # One product over every candidate's tokens, then each candidate's own columns: twenty
         # small BLAS calls cost more in thread hand-offs (next to the encoder's) than the work.
         docs = [_token_matrix(doc) for doc in stored]
