@@ -42,6 +42,10 @@ ARMS: dict[str, Arm] = {
     "keyword_ts_rank_cd": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
     "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
+    # Fusion's own constants, first measured in 0072: RRF's k and each leg's depth.
+    "rrf_k_20": Arm({"RETRIEVAL_RRF_K": 20}),
+    "rrf_k_120": Arm({"RETRIEVAL_RRF_K": 120}),
+    "per_leg_80": Arm({"RETRIEVAL_CANDIDATES_PER_LEG": 80}),
     # The reranker's order fused with fusion's own, optionally under the reranker's first (0072).
     "rerank_blend_1": Arm({"RETRIEVAL_RERANK_BLEND": 1.0}),
     "rerank_blend_05": Arm({"RETRIEVAL_RERANK_BLEND": 0.5}),
