@@ -140,15 +140,17 @@ def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
 def get_encoder() -> Encoder:
     """Load the configured backend's model once per process; later calls return the same encoder.
 
-    Keyed by EMBEDDING_BACKEND, so an evaluation arm that overrides the setting (encoder_torch)
-    reads and writes with that backend's encoder, loaded once too, and never with another's.
+    Keyed by EMBEDDING_BACKEND and the model, so an evaluation arm that overrides either
+    (encoder_torch, encoder_adapted) reads and writes with its own encoder, loaded once too, and
+    never with another's.
     """
     name = settings.EMBEDDING_BACKEND
-    encoder = _encoders.get(name)
+    key = f"{name}:{settings.EMBEDDING_MODEL_NAME}:{settings.EMBEDDING_MODEL_PATH or ''}"
+    encoder = _encoders.get(key)
     if encoder is not None:
         return encoder
     with _lock:
-        if name not in _encoders:
+        if key not in _encoders:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             backend = load_backend(name, model_path())
@@ -160,5 +162,5 @@ def get_encoder() -> Encoder:
                     f"embedding model {settings.EMBEDDING_MODEL_NAME} gives {dimension}-d vectors; "
                     f"EMBEDDING_DIMENSION and the schema say {settings.EMBEDDING_DIMENSION}"
                 )
-            _encoders[name] = Encoder(backend=backend, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
-    return _encoders[name]
+            _encoders[key] = Encoder(backend=backend, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
+    return _encoders[key]

@@ -11,7 +11,8 @@ never run as something else under its name.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -26,9 +27,20 @@ class Arm:
     needs_provider: bool = False
     note: str = ""
 
+    def for_tenant(self, slug: str) -> Arm:
+        """The arm with `{tenant}` in its string settings filled in: a tenant's own adapted encoder."""
+
+        def fill(values: Mapping[str, Any]) -> dict[str, Any]:
+            return {k: v.format(tenant=slug) if isinstance(v, str) else v for k, v in values.items()}
+
+        return replace(self, settings=fill(self.settings), index_settings=fill(self.index_settings))
+
 
 _BEFORE_0042 = {"RETRIEVAL_EVIDENCE": "absolute", "ANSWER_GATE_MIN_QUERY_COVERAGE": 0.3,
                 "RETRIEVAL_MIN_VECTOR_MARGIN": -1.0}
+
+_ADAPTED = {"EMBEDDING_BACKEND": "torch", "EMBEDDING_MODEL_NAME": "all-MiniLM-L6-v2-adapted-{tenant}",
+            "EMBEDDING_MODEL_PATH": str(settings.BASE_DIR / "var" / "encoders" / "adapted" / "{tenant}")}
 
 ARMS: dict[str, Arm] = {
     "hybrid": Arm(),
@@ -146,6 +158,10 @@ ARMS: dict[str, Arm] = {
                                note="the site's name left out of HTML titles"),
     # Every scope under 20,000 visible chunks searched exactly, not through the shared graph (0069).
     "vector_exact_20k": Arm({"RETRIEVAL_VECTOR_EXACT_BELOW": 20000}, note="exact vector scan below 20k chunks"),
+    # The encoder fine-tuned on the tenant's own heading → section pairs (bench/adapt_encoder.py,
+    # docs/decisions/0074): torch, vectors and questions both.
+    "encoder_adapted": Arm(_ADAPTED, index_name="encoder-adapted", index_settings=_ADAPTED,
+                           note="torch, fine-tuned on the tenant's heading → section pairs"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }
@@ -155,4 +171,7 @@ DEFAULT_ARMS = ("hybrid", "vector", "keyword", "keyword_ts_rank_cd", "hybrid_no_
 def skip_reason(arm: Arm) -> str | None:
     if arm.needs_provider and not settings.ANSWER_PROVIDERS.strip():
         return "skipped: needs a model provider (ANSWER_PROVIDERS) and none is configured"
+    path = arm.settings.get("EMBEDDING_MODEL_PATH")
+    if path and not Path(path).is_dir():
+        return f"skipped: no encoder at {path} (bench/adapt_encoder.py makes one)"
     return None

@@ -87,7 +87,7 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
             judge: Judge | None = None) -> tuple[ArmReport, list[str]]:
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; known: {', '.join(ARMS)}")
-    spec = ARMS[arm]
+    spec = ARMS[arm].for_tenant(golden.tenant)
     chain = default_chain() if spec.retrieval == "multi_query" else None
     if spec.retrieval == "multi_query" and chain is None:
         raise ValueError(f"arm {arm} needs a model provider to rephrase with, and none is configured")
@@ -245,7 +245,7 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
                               "errors": [], "machine": machine_facts(),
                               "judge": {"configured": judge is not None, "models": judge.models if judge else []}}
     for arm in arms:
-        spec = ARMS[arm]
+        spec = ARMS[arm].for_tenant(golden.tenant)
         reason = skip_reason(spec)
         if reason:
             # Listed with the reason, never run as some other arm under this name.

@@ -118,6 +118,21 @@ def test_a_backend_override_reads_and_writes_with_that_backends_encoder(settings
     assert get_encoder() is configured
 
 
+def test_a_model_override_reads_and_writes_with_that_models_encoder(settings: object, tmp_path: Path) -> None:
+    """An evaluation arm (encoder_adapted) keeps the backend and points at another model: its
+    encoder is that model's, not the backend's cached one under another name."""
+    settings.EMBEDDING_BACKEND = "torch"  # type: ignore[attr-defined]
+    stock = get_encoder()
+    copy = tmp_path / "adapted"
+    shutil.copytree(model_path(), copy, symlinks=True)
+    settings.EMBEDDING_MODEL_NAME = "all-MiniLM-L6-v2-adapted-test"  # type: ignore[attr-defined]
+    settings.EMBEDDING_MODEL_PATH = str(copy)  # type: ignore[attr-defined]
+    adapted = get_encoder()
+    assert adapted is not stock
+    assert adapted.identity == "all-MiniLM-L6-v2-adapted-test:torch"
+    assert get_encoder() is adapted
+
+
 def test_the_reranker_reads_token_states_in_small_ordered_batches(exported: Path) -> None:
     """Batches of 4 ordered by word pieces give the late-interaction scores one padded batch
     gives (int8 scales activations per batch: close, not bit for bit), text by text."""

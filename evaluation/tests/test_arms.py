@@ -117,6 +117,22 @@ def test_indexing_arms_use_shadow_tenants_and_provider_arms_are_skipped(demo_cor
     assert any("reused" in m for m in messages), messages
 
 
+def test_the_adapted_encoder_arm_is_the_tenants_own_and_skipped_without_one(settings: Any, tmp_path: Path) -> None:
+    """encoder_adapted reads var/encoders/adapted/<tenant>: each golden set's tenant its own model,
+    and a tenant never adapted is reported skipped with the path, not run on the stock model."""
+    from evaluation.arms import ARMS, skip_reason
+
+    arm = ARMS["encoder_adapted"].for_tenant("djangodocs")
+    path = arm.settings["EMBEDDING_MODEL_PATH"]
+    assert path.endswith("/adapted/djangodocs") and arm.index_settings["EMBEDDING_MODEL_PATH"] == path
+    assert arm.settings["EMBEDDING_MODEL_NAME"] == "all-MiniLM-L6-v2-adapted-djangodocs"
+    assert ARMS["encoder_adapted"].settings["EMBEDDING_MODEL_PATH"].endswith("/adapted/{tenant}")
+    missing = ARMS["encoder_adapted"].for_tenant(f"never-adapted-{tmp_path.name}")
+    assert skip_reason(missing) == (f"skipped: no encoder at {missing.settings['EMBEDDING_MODEL_PATH']} "
+                                    "(bench/adapt_encoder.py makes one)")
+    assert skip_reason(ARMS["hybrid"].for_tenant("djangodocs")) is None
+
+
 class _Killed(Exception):
     pass
 
