@@ -162,6 +162,8 @@ ARMS: dict[str, Arm] = {
     # docs/decisions/0074): torch, vectors and questions both.
     "encoder_adapted": Arm(_ADAPTED, index_name="encoder-adapted", index_settings=_ADAPTED,
                            note="torch, fine-tuned on the tenant's heading → section pairs"),
+    "vector_adapted": Arm({**_ADAPTED, "RETRIEVAL_MODE": "vector"}, index_name="encoder-adapted",
+                          index_settings=_ADAPTED, note="the adapted encoder's dense leg alone, reranked (as vector)"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }
