@@ -283,6 +283,10 @@ RETRIEVAL_UNREAD_LANGUAGE_RERANK = env_choice("RETRIEVAL_UNREAD_LANGUAGE_RERANK"
                                               choices=("off", "always", "conditional"))
 RETRIEVAL_KEYWORD_RANKING = env_str("RETRIEVAL_KEYWORD_RANKING", default="bm25")  # bm25 | ts_rank_cd
 RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
+# A question word the vocabulary lacks as a word but holds as one dotted part of an identifier
+# (`DatabaseCache` in `django.core.cache.backends.db.DatabaseCache`) searches for that
+# identifier, before any typo correction and before 0051 calls it unknown (docs/decisions/0075).
+RETRIEVAL_DOTTED_PARTS = env_bool("RETRIEVAL_DOTTED_PARTS", default=True)
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60, minimum=0)
 # Diversity: at most this many chunks of one document ahead of the others (0: off).

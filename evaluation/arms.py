@@ -164,6 +164,9 @@ ARMS: dict[str, Arm] = {
                            note="torch, fine-tuned on the tenant's heading → section pairs"),
     "vector_adapted": Arm({**_ADAPTED, "RETRIEVAL_MODE": "vector"}, index_name="encoder-adapted",
                           index_settings=_ADAPTED, note="the adapted encoder's dense leg alone, reranked (as vector)"),
+    # A word the vocabulary holds only inside a dotted identifier searches for it (0075); off:
+    "dotted_parts_off": Arm({"RETRIEVAL_DOTTED_PARTS": False},
+                            note="a word held only inside a dotted identifier stays unmatched (before 0075)"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

@@ -21,7 +21,7 @@ from psycopg import sql
 from corpus.embedding import vector_literal as vector_text
 from corpus.language import WeightedKey, dictionary_lemma, question_keys, scheme_for, words
 from corpus.terms import exact_terms
-from retrieval.querytext import clean_query, written_names
+from retrieval.querytext import clean_query, written_names, written_words
 from tenants.scope import ChunkQuery, TenantScope
 
 
@@ -76,6 +76,18 @@ def name_lexemes(text: str, *, ts_config: str, language: str = "en") -> frozense
         cursor.execute("SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) AS u",
                        [ts_config, " ".join(names)])
         return frozenset(row[0] for row in cursor.fetchall())
+
+
+def written_lexemes(text: str, *, ts_config: str) -> dict[str, str]:
+    """Each lexeme of the question → the word it was written as, lower case (`databasecach` →
+    `databasecache`): what the vocabulary's identifiers hold is the word, not its stem."""
+    written = [word.lower() for word in written_words(clean_query(text))]
+    if not written:
+        return {}
+    with connection.cursor() as cursor:  # no tenant data: to_tsvector over the question's words
+        cursor.execute("SELECT w, u.lexeme FROM unnest(%s::text[]) AS w,"
+                       " unnest(to_tsvector(%s::regconfig, w)) AS u", [written, ts_config])
+        return {lexeme: word for word, lexeme in cursor.fetchall()}
 
 
 def known_word_lemmas(text: str, *, language: str) -> frozenset[str]:

@@ -24,6 +24,11 @@ _WORD = re.compile(r"[^\W\d_][\w.+#-]*[\w+#]|[^\W\d_]")
 _SENTENCE_END = (".", "?", "!", ":", ";")
 
 
+def written_words(text: str) -> list[str]:
+    """The question's words as written, dotted identifiers whole (`Book.objects`)."""
+    return [match.group(0) for match in _WORD.finditer(text)]
+
+
 def written_names(text: str) -> list[str]:
     """Words written as names: capitalised inside a sentence (`Flask`), or with a capital after
     the first letter (`GraphQL`, `iPhone`). A word the corpus lacks is a typo to correct when

@@ -25,12 +25,12 @@ from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
     Bm25Stats, QueryTerms, bm25_stats, keyword_leg, name_lexemes, only_terms_sql, query_terms, select_keys,
-    vector_leg, vector_text,
+    vector_leg, vector_text, written_lexemes,
 )
 from retrieval.querytext import is_when_word
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
-from retrieval.typos import Correction, correct_terms
+from retrieval.typos import Correction, correct_terms, resolve_dotted_parts
 from tenants.scope import ChunkQuery, TenantScope
 
 MODES = ("hybrid", "vector", "keyword")
@@ -246,18 +246,26 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
     keyed = bool(terms.groups)
     if keyed:  # Python-computed keys (corpus/language.py): keep each word's keys that occur
         terms = select_keys(terms, stats.df)
-    corrections: list[Correction] = []
+    parts: list[Correction] = []
     unknown = [t for t in terms.lexemes if not stats.df.get(t)]
     names = name_lexemes(query, ts_config=ts_config, language=language) if unknown else frozenset()
+    if unknown and not keyed and settings.RETRIEVAL_DOTTED_PARTS:
+        lexemes, parts = resolve_dotted_parts(scope, terms.lexemes, stats.df,
+                                              written=written_lexemes(query, ts_config=ts_config))
+        if parts:
+            terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups)
+            stats = bm25_stats(scope, terms.all)
+    typos: list[Correction] = []
     if settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos:
-        lexemes, corrections = correct_terms(scope, terms.lexemes, stats.df, names=names)
-        if corrections:
+        lexemes, typos = correct_terms(scope, terms.lexemes, stats.df, names=names)
+        if typos:
             weights = {t: terms.weights.get(t, 1.0) for t in lexemes} if keyed else {}
             terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups, weights=weights)
             stats = bm25_stats(scope, terms.all, terms.weights)
-    if keyed and not corrections:
+    if keyed and not typos:
         stats = bm25_stats(scope, terms.all, terms.weights)
-    return terms, stats, corrections, tuple(t for t in unknown if t in names)
+    resolved = {part.original for part in parts}
+    return terms, stats, parts + typos, tuple(t for t in unknown if t in names and t not in resolved)
 
 
 def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,

@@ -22,6 +22,7 @@ class Correction:
     original: str
     corrected: str
     similarity: float
+    kind: str = "typo"  # or "part": the word is one dotted part of an identifier (0075)
 
 
 def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int], *,
@@ -45,3 +46,25 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
         else:
             corrected.append(term)
     return tuple(dict.fromkeys(corrected)), corrections
+
+
+def resolve_dotted_parts(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int], *,
+                         written: dict[str, str]) -> tuple[tuple[str, ...], list[Correction]]:
+    """Each term the visible chunks lack whose written word (`written`: lexeme → word) is one
+    dotted part of an identifier they hold becomes that identifier: `DatabaseCache` searches for
+    `django.core.cache.backends.db.databasecache`. Before typo correction, which would move the
+    word to a look-alike, and before 0051's rule, which would call a written name unknown."""
+    resolved: list[str] = []
+    corrections: list[Correction] = []
+    for term in lexemes:
+        word = written.get(term)
+        if df.get(term, 0) > 0 or word is None or len(word) < _MIN_LENGTH:
+            resolved.append(term)
+            continue
+        found = scope.terms_with_part(word, limit=1)
+        if found:
+            corrections.append(Correction(term, found[0][0], 1.0, kind="part"))
+            resolved.append(found[0][0])
+        else:
+            resolved.append(term)
+    return tuple(dict.fromkeys(resolved)), corrections

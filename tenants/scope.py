@@ -245,6 +245,23 @@ class TenantScope:
         ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
         return [(found, sim, df) for found, (sim, df) in ranked[:limit]]
 
+    def terms_with_part(self, word: str, *, limit: int = 1) -> list[tuple[str, int]]:
+        """Vocabulary terms this scope may read that hold `word` (lower case) as one dotted part,
+        most frequent first: `databasecache` in `django.core.cache.backends.db.databasecache`.
+        PostgreSQL's parser keeps such an identifier as one host token, so the part alone is
+        no term of its own. Exact identifiers (`=…`) are left out, as typo correction does."""
+        # Index: corpus_term_stats_trgm_idx (gin_trgm_ops) serves the regular expression by the
+        # word's trigrams.
+        rows = self._stats_rows(
+            "SELECT s.tenant_id, s.audience_id, s.term, s.df FROM corpus_term_stats s"
+            " WHERE {weld} AND s.term ~ %(pattern)s AND left(s.term, 1) <> '='",
+            {"pattern": r"(^|\.)" + re.escape(word) + r"($|\.)"},
+        )
+        totals: dict[str, int] = {}
+        for _, _, term, df in rows:
+            totals[term] = totals.get(term, 0) + df
+        return sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
     def lock_live(self, cursor: Any, chunk_ids: Sequence[int]) -> dict[int, bool]:
         """The live chunks among these (id → contested), each locked FOR SHARE until the caller's
         transaction ends. For data derived from chunks that must not outlive them (the answer

@@ -43,7 +43,7 @@ class Command(BaseCommand):
         if options["explain"]:
             self.stdout.write(f"\nterms: {list(result.terms.lexemes)} exact: {list(result.terms.exact)}")
             for fix in result.corrections:
-                self.stdout.write(f"typo: {fix.original} → {fix.corrected} (similarity {fix.similarity})")
+                self.stdout.write(f"{fix.kind}: {fix.original} → {fix.corrected} (similarity {fix.similarity})")
             for c in result.dropped:
                 self.stdout.write(f"dropped: {c.slug} — {c.heading_path}: cosine {c.vector_similarity:.3f}, "
                                   f"coverage {c.keyword_coverage:.2f}")

@@ -1,0 +1,73 @@
+"""A word the vocabulary holds only inside a dotted identifier (docs/decisions/0075).
+
+PostgreSQL's parser keeps `acme.cache.backends.LedgerCache` as one host token, so a question
+naming `LedgerCache` alone matches no term: the keyword leg misses the section and 0051's rule
+calls the name unknown. With RETRIEVAL_DOTTED_PARTS the word searches for the identifier, read
+from the asker's own visible vocabulary only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cast, _make_cast
+from corpus.ingest import ingest_paths
+from retrieval.search import search
+from tenants.scope import TenantScope
+
+DOCS = {
+    "cache.md": "# Cache\n\n## Ledger cache\n\nSet BACKEND to acme.cache.backends.LedgerCache to keep "
+                "entries in a database table.\n",
+    "vault.md": "---\naudience: internal\n---\n# Vault\n\n## Keys\n\nRotate keys with acme.vault.QuokkaRotor "
+                "every week.\n",
+}
+OTHER = {"clock.md": "# Scheduler\n\n## Jobs\n\nJobs run on globex.sched.MarmosetClock every hour.\n"}
+
+
+def _ingest(cast: Cast, root: Path, docs: dict[str, str]) -> None:
+    root.mkdir()
+    for name, text in docs.items():
+        (root / name).write_text(text)
+    ingest_paths(tenant=cast.tenant, paths=[root])
+
+
+@pytest.fixture
+def world(db: Any, tmp_path: Path) -> TenantScope:
+    acme, globex = _make_cast("parts-acme"), _make_cast("parts-globex")
+    _ingest(acme, tmp_path / "acme", DOCS)
+    _ingest(globex, tmp_path / "globex", OTHER)
+    return TenantScope(tenant_id=acme.tenant.id, audience_ids=(acme.public_id,))
+
+
+def _parts(result: Any) -> list[tuple[str, str]]:
+    return [(c.original, c.corrected) for c in result.corrections if c.kind == "part"]
+
+
+@pytest.mark.django_db
+def test_a_word_held_only_inside_a_dotted_identifier_searches_for_it(world: TenantScope, settings: Any) -> None:
+    question = "Which table does the LedgerCache keep its entries in?"
+    settings.RETRIEVAL_DOTTED_PARTS = False  # the control: the name is unknown, the leg misses it
+    off = search(scope=world, query=question, ts_config="english", k=3)
+    assert off.unknown_names == ("ledgercach",) and not _parts(off)
+
+    settings.RETRIEVAL_DOTTED_PARTS = True
+    on = search(scope=world, query=question, ts_config="english", k=3)
+    assert _parts(on) == [("ledgercach", "acme.cache.backends.ledgercache")]
+    assert on.unknown_names == ()
+    assert on.candidates[0].heading_path == "Cache > Ledger cache"
+    assert "acme.cache.backends.ledgercache" in on.candidates[0].matched_terms
+    assert on.as_trace()["corrections"][0]["kind"] == "part"
+
+
+@pytest.mark.django_db
+def test_a_part_is_read_only_from_the_askers_visible_vocabulary(world: TenantScope, settings: Any) -> None:
+    """An internal page's identifier and another tenant's are never what a public question's
+    word resolves to: the name stays unknown, as if those pages did not exist."""
+    settings.RETRIEVAL_DOTTED_PARTS = True
+    for name in ("QuokkaRotor", "MarmosetClock"):
+        result = search(scope=world, query=f"How often does the {name} run?", ts_config="english", k=3)
+        assert not _parts(result), name
+        assert result.unknown_names == (name.lower(),), name
