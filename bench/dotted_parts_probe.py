@@ -1,0 +1,100 @@
+"""Known-item probes for 0075: names a tenant's pages hold only inside a dotted identifier.
+
+For each tenant, the last parts (>= 6 characters, no underscore) of its dotted identifiers that
+occur nowhere as a word of their own; for up to 60 of them (seed 7) the question "What is <Name>
+used for?", with the name as the pages write it, searched with RETRIEVAL_DOTTED_PARTS off and on:
+is a page holding the identifier in the top 5, and does 0051's rule call the name unknown.
+Made from the vocabulary alone, no golden question read.
+
+    .venv/bin/python bench/dotted_parts_probe.py   # writes bench/results/dotted-parts-probe-0075.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+from psycopg import sql  # noqa: E402
+
+from retrieval.search import search  # noqa: E402
+from tenants.models import Audience, Tenant  # noqa: E402
+from tenants.scope import TenantScope  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "dotted-parts-probe-0075.json"
+
+# Index: corpus_term_stats primary key (tenant_id, audience_id, term); a whole-tenant read.
+_DOTTED = sql.SQL("SELECT term FROM corpus_term_stats WHERE tenant_id = %(t)s AND audience_id = %(a)s"
+                  " AND term ~ '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$'")
+_PLAIN = sql.SQL("SELECT term FROM corpus_term_stats WHERE tenant_id = %(t)s AND audience_id = %(a)s"
+                 " AND term !~ '[.=]'")
+# Where the name stands, as written: the chunks holding `.<name>` as a whole word.
+_WRITTEN = sql.SQL("SELECT substring(c.content FROM %(grab)s), d.slug FROM corpus_chunk c"
+                   " JOIN corpus_document d ON d.id = c.document_id AND d.tenant_id = c.tenant_id"
+                   " WHERE c.tenant_id = %(t)s AND c.content ~* %(find)s LIMIT 200")
+
+
+def hidden_parts(scope: TenantScope, tenant: Tenant, audience: int) -> tuple[int, list[str]]:
+    """The dotted identifiers' count, and their last parts no chunk holds as a word of its own."""
+    with scope.rls_context() as cursor:
+        cursor.execute(_DOTTED, {"t": tenant.id, "a": audience})
+        dotted = [row[0] for row in cursor.fetchall()]
+        cursor.execute(_PLAIN, {"t": tenant.id, "a": audience})
+        plain = {row[0] for row in cursor.fetchall()}
+    lasts = sorted({term.rsplit(".", 1)[1] for term in dotted if len(term.rsplit(".", 1)[1]) >= 6})
+    with connection.cursor() as cursor:  # no tenant data: the words' own lexemes
+        cursor.execute("SELECT w, (SELECT string_agg(lexeme, ' ') FROM unnest(to_tsvector('english', w)))"
+                       " FROM unnest(%s::text[]) AS w", [lasts])
+        lexeme = dict(cursor.fetchall())
+    return len(dotted), [w for w in lasts if lexeme.get(w) and lexeme[w] not in plain
+                         and " " not in lexeme[w] and "_" not in w]
+
+
+def probe(scope: TenantScope, tenant: Tenant, name: str) -> dict[str, object] | None:
+    with scope.rls_context() as cursor:
+        cursor.execute(_WRITTEN, {"t": tenant.id, "grab": "(?i)\\.(" + re.escape(name) + ")\\M",
+                                  "find": "\\." + re.escape(name) + "\\M"})
+        found = cursor.fetchall()
+    if not found:
+        return None
+    written, pages = found[0][0], {slug for _, slug in found}
+    row: dict[str, object] = {"name": written}
+    for label, flag in (("off", False), ("on", True)):
+        with override_settings(RETRIEVAL_DOTTED_PARTS=flag):
+            result = search(scope=scope, query=f"What is {written} used for?", ts_config="english", k=5)
+        row[label] = {"page_at_5": any(c.slug in pages for c in result.candidates[:5]),
+                      "unknown_name": bool(result.unknown_names)}
+    return row
+
+
+def main() -> None:
+    out: dict[str, object] = {}
+    for slug in ("djangodocs", "pgdocs"):
+        tenant = Tenant.objects.get(slug=slug)
+        audience = Audience.objects.get(tenant=tenant, slug="public").id
+        scope = TenantScope(tenant_id=tenant.id, audience_ids=(audience,))
+        dotted, hidden = hidden_parts(scope, tenant, audience)
+        random.seed(7)
+        rows = [r for r in (probe(scope, tenant, n) for n in random.sample(hidden, min(60, len(hidden)))) if r]
+        count = {f"{arm} {what}": sum(bool(r[arm][what]) for r in rows)  # type: ignore[index]
+                 for arm in ("off", "on") for what in ("page_at_5", "unknown_name")}
+        print(f"{slug}: {dotted} dotted identifiers, {len(hidden)} parts held only inside one; "
+              f"{len(rows)} probes: {count}")
+        out[slug] = {"dotted_terms": dotted, "hidden_parts": len(hidden), "counts": count, "probes": rows}
+    OUT.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
