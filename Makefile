@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval bench-peer
+.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install bench-peer
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -158,3 +158,17 @@ djangodocs-eval: djangodocs
 	$(PY) manage.py eval --golden evaluation/golden/djangodocs-dev.yaml \
 	  --arms hybrid,hybrid_no_rerank,hybrid_rerank_conditional,vector,keyword,keyword_ts_rank_cd \
 	  --json bench/results/eval-djangodocs.json --html bench/results/eval-djangodocs.html
+	$(PY) manage.py eval --golden evaluation/golden/djangodocs-dev2.yaml \
+	  --arms hybrid,hybrid_no_rerank,vector,keyword \
+	  --json bench/results/eval-djangodocs-dev2.json --html bench/results/eval-djangodocs-dev2.html
+
+# A third corpus without a golden set: Python 3.11's documentation as Sphinx HTML (Debian package
+# python3.11-doc), tenant pydocs. For checks that need no labels (ingest, bench/dotted_parts_probe.py).
+PYDOCS := /usr/share/doc/python3.11-doc/html
+pydocs-install:
+	@test -d $(PYDOCS) || { command -v apt-get >/dev/null && \
+	  (apt-get install -y -q python3.11-doc >/dev/null || sudo -n apt-get install -y -q python3.11-doc >/dev/null); }
+	@test -d $(PYDOCS) || { echo "python3.11-doc is not installed and could not be installed"; exit 1; }
+
+pydocs: migrate pydocs-install
+	$(PY) manage.py ingest --tenant pydocs --create-tenant $(PYDOCS)

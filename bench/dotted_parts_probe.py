@@ -81,8 +81,11 @@ def probe(scope: TenantScope, tenant: Tenant, name: str) -> dict[str, object] | 
 
 def main() -> None:
     out: dict[str, object] = {}
-    for slug in ("djangodocs", "pgdocs"):
-        tenant = Tenant.objects.get(slug=slug)
+    for slug in ("djangodocs", "pgdocs", "pydocs"):
+        tenant = Tenant.objects.filter(slug=slug).first()
+        if tenant is None:
+            print(f"{slug}: not ingested (make {slug}), skipped")
+            continue
         audience = Audience.objects.get(tenant=tenant, slug="public").id
         scope = TenantScope(tenant_id=tenant.id, audience_ids=(audience,))
         dotted, hidden = hidden_parts(scope, tenant, audience)
