@@ -136,6 +136,23 @@ _DEPTH_SHIFT, _FLAGS = 3, 7
 _OPENS_BLOCKS = frozenset({*_HEADINGS, *_BLOCKS, "div", "dl", "ul", "ol", "table", "section", "figure"})
 
 
+_LISTS = frozenset({"ul", "ol"})
+_NESTED_LISTS = "nested-lists-1"
+
+
+def _holds_list(node: LexborNode) -> bool:
+    """A list item with a list of its own (a table of contents, nested bullets): read as its own
+    words, then each nested item as a block. Read whole, Sphinx's contents page is one line of
+    190,000 characters."""
+    return any(child.tag in _LISTS for child in node.iter())
+
+
+def _own_text(node: LexborNode) -> str:
+    """A list item's words without its nested lists'."""
+    return _clean(" ".join((child.text_content if child.tag == "-text" else child.text(separator=" ")) or ""
+                           for child in node.iter(include_text=True) if child.tag not in _LISTS))
+
+
 def _holds_blocks(node: LexborNode) -> bool:
     child = node.child
     while child is not None and child.tag == "-text" and not (child.text_content or "").strip():
@@ -157,6 +174,8 @@ class _Ancestry:
         tag = node.tag
         if tag == "dd" and self.entities and _holds_blocks(node):
             flags = 1 << _DEPTH_SHIFT  # a container: its blocks are read under its term
+        elif tag == "li" and _holds_list(node):
+            flags = 0  # its nested items are blocks of their own
         else:
             flags = _BLOCK if tag in _BLOCKS else _HEADING if tag in _HEADINGS else 0
         classes = (node.attributes.get("class") or "").lower().split()
@@ -184,8 +203,10 @@ class _Ancestry:
 def _block_text(node: LexborNode) -> str:
     if node.tag == "pre":
         return "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
-    text = _clean(node.text(separator=" "))
-    return f"- {text}" if node.tag == "li" and text else text
+    if node.tag != "li":
+        return _clean(node.text(separator=" "))
+    text = _own_text(node) if _holds_list(node) else _clean(node.text(separator=" "))
+    return f"- {text}" if text else text
 
 
 def _term_text(node: LexborNode) -> str:
@@ -244,7 +265,9 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
         _add(items, node, ancestry.of(node), entities=entities)
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
-    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *outline.fingerprint_parts()))
+    # Only a page whose nested lists now read item by item is stored anew; the others keep theirs.
+    nested = (_NESTED_LISTS,) if body.css_first("li > ul, li > ol") is not None else ()
+    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *nested, *outline.fingerprint_parts()))
 
 
 @dataclass(frozen=True)

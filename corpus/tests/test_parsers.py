@@ -380,3 +380,33 @@ def test_manifest_refuses_aliases_and_bad_shapes(tmp_path: Path) -> None:
         (tmp_path / "answerdesk-manifest.yaml").write_text(content)
         with pytest.raises(ManifestError, match=reason.replace("[", r"\[")):
             load_manifest(tmp_path)
+
+
+def _toc(entries: int) -> str:
+    inner = "".join(f'<li><a href="p{i}.html">Section {i} of the widget manual, read slowly</a></li>'
+                    for i in range(entries))
+    return (f"<html><head><title>Contents</title></head><body><h1>Contents</h1><ul>"
+            f"<li><a href='intro.html'>Introduction</a> to widgets<ul>{inner}</ul></li></ul></body></html>")
+
+
+def test_nested_list_items_are_lines_of_their_own(tmp_path: Path) -> None:
+    """A Sphinx contents page nests the whole manual's headings inside one list item: read whole,
+    Python's is one line of 190,977 characters and the page failed the line limit."""
+    doc = _one(list(html.parse_files([_file(tmp_path, "contents.html", _toc(3))], source_type="doc")))
+    assert doc.sections[0].text.split("\n") == [
+        "- Introduction to widgets",
+        *(f"- Section {i} of the widget manual, read slowly" for i in range(3))]
+    big = _one(list(html.parse_files([_file(tmp_path, "big/contents.html", _toc(3000))], source_type="doc")))
+    assert sum(s.text.count("\n") + 1 for s in big.sections) == 3001  # 150,000 characters read whole
+
+
+def test_a_page_without_nested_lists_keeps_its_fingerprint(tmp_path: Path) -> None:
+    """The nested-list reading marks only the pages it changes, so an upgrade re-ingests those
+    and skips every other stored page as unchanged."""
+    from corpus.parsers import fingerprint
+
+    raw = "<html><head><title>Flat</title></head><body><h1>Flat</h1><ul><li>one</li><li>two</li></ul></body></html>"
+    flat = _one(list(html.parse_files([_file(tmp_path, "flat.html", raw)], source_type="doc")))
+    assert flat.fingerprint == fingerprint(raw.encode())
+    nested = _one(list(html.parse_files([_file(tmp_path, "nested.html", _toc(2))], source_type="doc")))
+    assert nested.fingerprint != fingerprint(_toc(2).encode())
