@@ -410,3 +410,13 @@ def test_a_page_without_nested_lists_keeps_its_fingerprint(tmp_path: Path) -> No
     assert flat.fingerprint == fingerprint(raw.encode())
     nested = _one(list(html.parse_files([_file(tmp_path, "nested.html", _toc(2))], source_type="doc")))
     assert nested.fingerprint != fingerprint(_toc(2).encode())
+
+
+PYDOCS = Path("/usr/share/doc/python3.11-doc/html")
+
+
+@pytest.mark.skipif(not PYDOCS.exists(), reason="python3.11-doc is not installed (make pydocs)")
+def test_the_python_docs_contents_page_goes_in() -> None:
+    doc = _one(list(html.parse_files([SourceFile(PYDOCS / "contents.html", "contents")], source_type="doc")))
+    lines = [line for s in doc.sections for line in s.text.split("\n")]
+    assert len(lines) > 5000 and max(map(len, lines)) < 1000
