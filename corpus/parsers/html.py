@@ -137,14 +137,20 @@ _OPENS_BLOCKS = frozenset({*_HEADINGS, *_BLOCKS, "div", "dl", "ul", "ol", "table
 
 
 _LISTS = frozenset({"ul", "ol"})
-_NESTED_LISTS = "nested-lists-1"
+_NESTED_LISTS = "long-nested-lists-1"
 
 
 def _holds_list(node: LexborNode) -> bool:
-    """A list item with a list of its own (a table of contents, nested bullets): read as its own
-    words, then each nested item as a block. Read whole, Sphinx's contents page is one line of
-    190,000 characters."""
     return any(child.tag in _LISTS for child in node.iter())
+
+
+def _read_by_item(node: LexborNode) -> bool:
+    """A list item holding a list whose words would not fit in one line: its own words, then each
+    nested item as a line. A Sphinx contents page nests a whole manual under one item (190,977
+    characters for Python's), which failed the line limit. Any other list item stays one line,
+    as it always was: read item by item everywhere, nested lists moved near ties and refused
+    one more djangodocs-dev question (docs/decisions/0076)."""
+    return node.tag == "li" and _holds_list(node) and len(node.text(separator=" ")) > budget.max_line_chars()
 
 
 def _own_text(node: LexborNode) -> str:
@@ -174,7 +180,7 @@ class _Ancestry:
         tag = node.tag
         if tag == "dd" and self.entities and _holds_blocks(node):
             flags = 1 << _DEPTH_SHIFT  # a container: its blocks are read under its term
-        elif tag == "li" and _holds_list(node):
+        elif _read_by_item(node):
             flags = 0  # its nested items are blocks of their own
         else:
             flags = _BLOCK if tag in _BLOCKS else _HEADING if tag in _HEADINGS else 0
@@ -205,7 +211,7 @@ def _block_text(node: LexborNode) -> str:
         return "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
     if node.tag != "li":
         return _clean(node.text(separator=" "))
-    text = _own_text(node) if _holds_list(node) else _clean(node.text(separator=" "))
+    text = _own_text(node) if _read_by_item(node) else _clean(node.text(separator=" "))
     return f"- {text}" if text else text
 
 
@@ -265,8 +271,8 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
         _add(items, node, ancestry.of(node), entities=entities)
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
-    # Only a page whose nested lists now read item by item is stored anew; the others keep theirs.
-    nested = (_NESTED_LISTS,) if body.css_first("li > ul, li > ol") is not None else ()
+    # Only a page read item by item gets a new fingerprint; every other page stays as stored.
+    nested = (_NESTED_LISTS,) if any(_read_by_item(li) for li in body.css("li")) else ()
     return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *nested, *outline.fingerprint_parts()))
 
 
