@@ -30,7 +30,7 @@ from retrieval.legs import (
 from retrieval.querytext import is_when_word
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
-from retrieval.typos import Correction, correct_terms, resolve_dotted_parts
+from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
 from tenants.scope import ChunkQuery, TenantScope
 
 MODES = ("hybrid", "vector", "keyword")
@@ -249,9 +249,9 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
     parts: list[Correction] = []
     unknown = [t for t in terms.lexemes if not stats.df.get(t)]
     names = name_lexemes(query, ts_config=ts_config, language=language) if unknown else frozenset()
+    written = written_lexemes(query, ts_config=ts_config) if unknown and not keyed else {}
     if unknown and not keyed and settings.RETRIEVAL_DOTTED_PARTS:
-        lexemes, parts = resolve_dotted_parts(scope, terms.lexemes, stats.df,
-                                              written=written_lexemes(query, ts_config=ts_config))
+        lexemes, parts = resolve_dotted_parts(scope, terms.lexemes, stats.df, written=written)
         if parts:
             terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups)
             stats = bm25_stats(scope, terms.all)
@@ -265,7 +265,10 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
     if keyed and not typos:
         stats = bm25_stats(scope, terms.all, terms.weights)
     resolved = {part.original for part in parts}
-    return terms, stats, parts + typos, tuple(t for t in unknown if t in names and t not in resolved)
+    named = tuple(t for t in unknown if t in names and t not in resolved)
+    if written and settings.RETRIEVAL_COINED_WORDS_AS_NAMES:
+        named += coined_words(terms.lexemes, stats.df, written=written, language=language, names=names)
+    return terms, stats, parts + typos, named
 
 
 def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,

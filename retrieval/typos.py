@@ -8,10 +8,12 @@ can never reveal a word from another tenant or a hidden audience.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from django.conf import settings
 
-from corpus.language import NAMESPACE_MARK
+from corpus.language import NAMESPACE_MARK, dictionary_lemma
 from tenants.scope import TenantScope
 
 _MIN_LENGTH = 4
@@ -68,3 +70,30 @@ def resolve_dotted_parts(scope: TenantScope, lexemes: tuple[str, ...], df: dict[
         else:
             resolved.append(term)
     return tuple(dict.fromkeys(resolved)), corrections
+
+
+_SHORTHAND = Path(__file__).resolve().parent / "data" / "chat-shorthand.txt"
+
+
+@cache
+def chat_shorthand() -> frozenset[str]:
+    lines = _SHORTHAND.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[str, str], language: str,
+                 names: frozenset[str]) -> tuple[str, ...]:
+    """Terms still unmatched after typo correction whose written word is one plain word no
+    dictionary of the language knows (`certbot`, `matplotlib`): a product the pages never
+    mention, written in lower case, which 0051's rule would otherwise miss (0077). A word the
+    dictionary knows (`many`, `frontend`) is only absent from these pages, chat shorthand (`asap`,
+    retrieval/data/chat-shorthand.txt) is about nothing, and a word with a dot, dash, digit or
+    underscore is the asker's own identifier or file name."""
+    coined = []
+    for term in lexemes:
+        word = written.get(term)
+        if (df.get(term, 0) == 0 and term not in names and word is not None and word.isalpha()
+                and len(word) >= _MIN_LENGTH and word not in chat_shorthand()
+                and not dictionary_lemma(word, language)[1]):
+            coined.append(term)
+    return tuple(coined)
