@@ -148,8 +148,8 @@ def _read_by_item(node: LexborNode) -> bool:
     """A list item holding a list whose words would not fit in one line: its own words, then each
     nested item as a line. A Sphinx contents page nests a whole manual under one item (190,977
     characters for Python's), which failed the line limit. Any other list item stays one line,
-    as it always was: read item by item everywhere, nested lists moved near ties and refused
-    one more djangodocs-dev question (docs/decisions/0076)."""
+    as it always was, so no stored page changes: read item by item everywhere, nested lists
+    moved no case that the re-ingest's own churn did not also move (docs/decisions/0076)."""
     return node.tag == "li" and _holds_list(node) and len(node.text(separator=" ")) > budget.max_line_chars()
 
 
