@@ -289,7 +289,7 @@ RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
 RETRIEVAL_DOTTED_PARTS = env_bool("RETRIEVAL_DOTTED_PARTS", default=True)
 # A lower-case word the pages lack, that typo correction cannot reach and the language's
 # dictionary does not know (`certbot`), counts as a name the pages never mention (0051, 0077).
-RETRIEVAL_COINED_WORDS_AS_NAMES = env_bool("RETRIEVAL_COINED_WORDS_AS_NAMES", default=False)
+RETRIEVAL_COINED_WORDS_AS_NAMES = env_bool("RETRIEVAL_COINED_WORDS_AS_NAMES", default=True)
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60, minimum=0)
 # Diversity: at most this many chunks of one document ahead of the others (0: off).

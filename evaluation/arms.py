@@ -167,9 +167,9 @@ ARMS: dict[str, Arm] = {
     # A word the vocabulary holds only inside a dotted identifier searches for it (0075); off:
     "dotted_parts_off": Arm({"RETRIEVAL_DOTTED_PARTS": False},
                             note="a word held only inside a dotted identifier stays unmatched (before 0075)"),
-    # A word no dictionary knows, absent and uncorrectable, counts as an unknown name (0077).
-    "coined_words": Arm({"RETRIEVAL_COINED_WORDS_AS_NAMES": True},
-                        note="an absent word no dictionary knows counts as an unknown name"),
+    # A word no dictionary knows, absent and uncorrectable, counts as an unknown name (0077); off:
+    "coined_words_off": Arm({"RETRIEVAL_COINED_WORDS_AS_NAMES": False},
+                            note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }
