@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install bench-peer
+.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -163,7 +163,7 @@ djangodocs-eval: djangodocs
 	  --json bench/results/eval-djangodocs-dev2.json --html bench/results/eval-djangodocs-dev2.html
 
 # A third corpus without a golden set: Python 3.11's documentation as Sphinx HTML (Debian package
-# python3.11-doc), tenant pydocs. For checks that need no labels (ingest, bench/dotted_parts_probe.py).
+# python3.11-doc), tenant pydocs, and its golden set pydocs-dev (docs/decisions/0076).
 PYDOCS := /usr/share/doc/python3.11-doc/html
 pydocs-install:
 	@test -d $(PYDOCS) || { command -v apt-get >/dev/null && \
@@ -172,3 +172,8 @@ pydocs-install:
 
 pydocs: migrate pydocs-install
 	$(PY) manage.py ingest --tenant pydocs --create-tenant $(PYDOCS)
+
+pydocs-eval: pydocs
+	$(PY) manage.py eval --golden evaluation/golden/pydocs-dev.yaml \
+	  --arms hybrid,hybrid_no_rerank,vector,keyword \
+	  --json bench/results/eval-pydocs-dev.json --html bench/results/eval-pydocs-dev.html
