@@ -162,7 +162,7 @@ djangodocs-eval: djangodocs
 	  --arms hybrid,hybrid_no_rerank,vector,keyword \
 	  --json bench/results/eval-djangodocs-dev2.json --html bench/results/eval-djangodocs-dev2.html
 
-# A third corpus without a golden set: Python 3.11's documentation as Sphinx HTML (Debian package
+# A third corpus: Python 3.11's documentation as Sphinx HTML (Debian package
 # python3.11-doc), tenant pydocs, and its golden set pydocs-dev (docs/decisions/0076).
 PYDOCS := /usr/share/doc/python3.11-doc/html
 pydocs-install:
