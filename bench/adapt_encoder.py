@@ -36,16 +36,13 @@ from psycopg import sql  # noqa: E402
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
 
 from corpus.embedding import model_path  # noqa: E402
-from tenants.models import Tenant  # noqa: E402
-from tenants.writer import ChunkWriter  # noqa: E402
+from tenants.models import Audience, Tenant  # noqa: E402
+from tenants.scope import ChunkQuery, TenantScope  # noqa: E402
 
-# One chunk per heading path, live documents only. Relies on corpus_chunk's (tenant_id, …) index.
-_PAIRS = sql.SQL("""
-    SELECT DISTINCT ON (c.heading_path) c.heading_path, c.content, d.title
-      FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
-     WHERE c.tenant_id = %(tenant)s AND d.status = 'active' AND c.heading_path <> ''
-     ORDER BY c.heading_path, c.id
-""")
+# Every live chunk under a heading, read through the tenant's scope (all its audiences); the
+# first chunk of each heading path is that path's positive.
+_PAIRS = ChunkQuery(select=sql.SQL("c.heading_path, c.content"), where=sql.SQL("c.heading_path <> ''"),
+                    order_by=sql.SQL("c.heading_path, c.id"))
 
 
 # "12.4.1. " and "J.3. " number a manual's sections; no one asks with them.
@@ -53,11 +50,12 @@ _NUMBER = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+")
 
 
 def pairs(tenant: Tenant, *, seed: int) -> list[tuple[str, str]]:
-    with ChunkWriter(tenant_id=tenant.id).rls_context() as cursor:
-        cursor.execute(_PAIRS, {"tenant": tenant.id})
-        rows = cursor.fetchall()
+    audiences = tuple(Audience.objects.filter(tenant=tenant).values_list("id", flat=True))
+    first: dict[str, str] = {}
+    for row in TenantScope(tenant_id=tenant.id, audience_ids=audiences).fetch(_PAIRS):
+        first.setdefault(row["heading_path"], row["content"])
     out = []
-    for heading_path, content, title in rows:
+    for heading_path, content in first.items():
         prefix = f"{heading_path}\n\n"
         body = content[len(prefix):] if content.startswith(prefix) else content
         if len(body) < 80:

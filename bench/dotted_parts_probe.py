@@ -31,45 +31,33 @@ from psycopg import sql  # noqa: E402
 
 from retrieval.search import search  # noqa: E402
 from tenants.models import Audience, Tenant  # noqa: E402
-from tenants.scope import TenantScope  # noqa: E402
+from tenants.scope import ChunkQuery, TenantScope  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "dotted-parts-probe-0075.json"
-
-# Index: corpus_term_stats primary key (tenant_id, audience_id, term); a whole-tenant read.
-_DOTTED = sql.SQL("SELECT term FROM corpus_term_stats WHERE tenant_id = %(t)s AND audience_id = %(a)s"
-                  " AND term ~ '^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$'")
-_PLAIN = sql.SQL("SELECT term FROM corpus_term_stats WHERE tenant_id = %(t)s AND audience_id = %(a)s"
-                 " AND term !~ '[.=]'")
-# Where the name stands, as written: the chunks holding `.<name>` as a whole word.
-_WRITTEN = sql.SQL("SELECT substring(c.content FROM %(grab)s), d.slug FROM corpus_chunk c"
-                   " JOIN corpus_document d ON d.id = c.document_id AND d.tenant_id = c.tenant_id"
-                   " WHERE c.tenant_id = %(t)s AND c.content ~* %(find)s LIMIT 200")
+_DOTTED = r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$"
 
 
-def hidden_parts(scope: TenantScope, tenant: Tenant, audience: int) -> tuple[int, list[str]]:
+def hidden_parts(scope: TenantScope) -> tuple[int, list[str]]:
     """The dotted identifiers' count, and their last parts no chunk holds as a word of its own."""
-    with scope.rls_context() as cursor:
-        cursor.execute(_DOTTED, {"t": tenant.id, "a": audience})
-        dotted = [row[0] for row in cursor.fetchall()]
-        cursor.execute(_PLAIN, {"t": tenant.id, "a": audience})
-        plain = {row[0] for row in cursor.fetchall()}
+    dotted = scope.terms_matching(_DOTTED)
     lasts = sorted({term.rsplit(".", 1)[1] for term in dotted if len(term.rsplit(".", 1)[1]) >= 6})
     with connection.cursor() as cursor:  # no tenant data: the words' own lexemes
         cursor.execute("SELECT w, (SELECT string_agg(lexeme, ' ') FROM unnest(to_tsvector('english', w)))"
                        " FROM unnest(%s::text[]) AS w", [lasts])
-        lexeme = dict(cursor.fetchall())
-    return len(dotted), [w for w in lasts if lexeme.get(w) and lexeme[w] not in plain
-                         and " " not in lexeme[w] and "_" not in w]
+        lexeme = {word: lex for word, lex in cursor.fetchall() if lex and " " not in lex and "_" not in word}
+    held = scope.document_frequencies(sorted(set(lexeme.values())))
+    return len(dotted), [w for w in lasts if w in lexeme and not held.get(lexeme[w])]
 
 
-def probe(scope: TenantScope, tenant: Tenant, name: str) -> dict[str, object] | None:
-    with scope.rls_context() as cursor:
-        cursor.execute(_WRITTEN, {"t": tenant.id, "grab": "(?i)\\.(" + re.escape(name) + ")\\M",
-                                  "find": "\\." + re.escape(name) + "\\M"})
-        found = cursor.fetchall()
+def probe(scope: TenantScope, name: str) -> dict[str, object] | None:
+    # Where the name stands, as written: the chunks holding `.<name>` as a whole word.
+    found = scope.fetch(ChunkQuery(
+        select=sql.SQL("substring(c.content FROM %(grab)s) AS written, d.slug"),
+        where=sql.SQL("c.content ~* %(find)s"), limit=200, with_document=True,
+        params={"grab": "(?i)\\.(" + re.escape(name) + ")\\M", "find": "\\." + re.escape(name) + "\\M"}))
     if not found:
         return None
-    written, pages = found[0][0], {slug for _, slug in found}
+    written, pages = found[0]["written"], {row["slug"] for row in found}
     row: dict[str, object] = {"name": written}
     for label, flag in (("off", False), ("on", True)):
         with override_settings(RETRIEVAL_DOTTED_PARTS=flag):
@@ -88,9 +76,9 @@ def main() -> None:
             continue
         audience = Audience.objects.get(tenant=tenant, slug="public").id
         scope = TenantScope(tenant_id=tenant.id, audience_ids=(audience,))
-        dotted, hidden = hidden_parts(scope, tenant, audience)
+        dotted, hidden = hidden_parts(scope)
         random.seed(7)
-        rows = [r for r in (probe(scope, tenant, n) for n in random.sample(hidden, min(60, len(hidden)))) if r]
+        rows = [r for r in (probe(scope, n) for n in random.sample(hidden, min(60, len(hidden)))) if r]
         count = {f"{arm} {what}": sum(bool(r[arm][what]) for r in rows)  # type: ignore[index]
                  for arm in ("off", "on") for what in ("page_at_5", "unknown_name")}
         print(f"{slug}: {dotted} dotted identifiers, {len(hidden)} parts held only inside one; "
