@@ -81,6 +81,17 @@ def chat_shorthand() -> frozenset[str]:
     return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
+@cache
+def has_dictionary(language: str) -> bool:
+    """Whether simplemma has a dictionary for the tenant's language; without one no word is
+    coined, rather than every search of such a tenant failing on the unknown language."""
+    try:
+        dictionary_lemma("word", language)
+    except ValueError:
+        return False
+    return True
+
+
 def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[str, str], language: str,
                  names: frozenset[str]) -> tuple[str, ...]:
     """Terms still unmatched after typo correction whose written word is one plain word no
@@ -89,6 +100,8 @@ def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[
     dictionary knows (`many`, `frontend`) is only absent from these pages, chat shorthand (`asap`,
     retrieval/data/chat-shorthand.txt) is about nothing, and a word with a dot, dash, digit or
     underscore is the asker's own identifier or file name."""
+    if not has_dictionary(language):
+        return ()
     coined = []
     for term in lexemes:
         word = written.get(term)

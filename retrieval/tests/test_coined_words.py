@@ -11,7 +11,7 @@ import pytest
 from answering.pipeline.gate import confidence_gate
 from retrieval.search import search
 from retrieval.tests.conftest import RetrievalWorld
-from retrieval.typos import chat_shorthand
+from retrieval.typos import chat_shorthand, coined_words
 from tenants.scope import TenantScope
 
 
@@ -51,3 +51,11 @@ def test_known_words_typos_shorthand_and_identifiers_are_not_names(retrieval_wor
 
 def test_the_shorthand_list_is_read_from_its_file() -> None:
     assert {"asap", "btw", "thx"} <= chat_shorthand() and not any(w.startswith("#") for w in chat_shorthand())
+
+
+def test_a_language_without_a_dictionary_coins_nothing_and_does_not_fail() -> None:
+    """A tenant whose language simplemma lacks (`ja` here) keeps 0051's rule alone: its searches
+    must not fail on the unknown language."""
+    written = {"certbot": "certbot"}
+    assert coined_words(("certbot",), {}, written=written, language="en", names=frozenset()) == ("certbot",)
+    assert coined_words(("certbot",), {}, written=written, language="ja", names=frozenset()) == ()
