@@ -63,11 +63,12 @@ def case_terms(scope: Any, tenant: Any, query: str) -> tuple[float, float, list[
 
     result = search(scope=scope, query=query, ts_config=tenant.text_search_config)
     evidence = [c for c in result.candidates[: settings.ANSWER_CONTEXT_CHUNKS] if c.evidence != "weak"]
-    idf = dict(bm25_stats(scope, result.terms.all, result.terms.weights).idf)
+    stats = bm25_stats(scope, result.terms.all, result.terms.weights)
+    idf, df = dict(stats.idf), dict(stats.df)
     found = {t for c in evidence for t in c.matched_terms}
     if not evidence:
-        return result.query_coverage, 0.0, [{"term": t, "idf": idf.get(t, 0.0), "found": False, "delta": None,
-                                             "delta_top": None, "shift": None} for t in result.terms.all]
+        return result.query_coverage, 0.0, [{"term": t, "idf": idf.get(t, 0.0), "df": df.get(t, 0), "found": False,
+                                             "delta": None, "delta_top": None, "shift": None} for t in result.terms.all]
     spans = lexeme_spans(query, ts_config=tenant.text_search_config)
     for correction in result.corrections:
         spans.setdefault(correction.corrected, spans.get(correction.original, []))
@@ -86,7 +87,7 @@ def case_terms(scope: Any, tenant: Any, query: str) -> tuple[float, float, list[
                 shift = float(1 - vector @ question)
                 delta = float(cosines.max() - other.max())
                 delta_top = float(cosines[0] - other[0])
-        terms.append({"term": term, "idf": round(idf.get(term, 0.0), 4), "found": term in found,
+        terms.append({"term": term, "idf": round(idf.get(term, 0.0), 4), "df": df.get(term, 0), "found": term in found,
                       "delta": delta, "delta_top": delta_top, "shift": shift})
     return result.query_coverage, float(cosines.max()), terms
 
@@ -116,6 +117,15 @@ def top_lacking(case: dict[str, Any], kind: str) -> float | None:
     return min(t[kind] for t in lacking if t["idf"] == top)
 
 
+def unseen_top(case: dict[str, Any]) -> bool:
+    """The lacking word of highest IDF is one no chunk of the scope holds."""
+    lacking = [t for t in case["terms"] if not t["found"] and t["delta"] is not None]
+    if not lacking:
+        return False
+    top = max(t["idf"] for t in lacking)
+    return any(t.get("df", 1) == 0 for t in lacking if t["idf"] == top)
+
+
 PULL = [round(float(x), 2) for x in np.arange(0.02, 0.31, 0.01)] + [9.0]  # 9: never rescued
 
 
@@ -135,6 +145,13 @@ def families() -> dict[str, tuple[Any, list[tuple[float, ...]]]]:
         lambda d, c: lambda x: named(x) or x["coverage"] < 0.26 or (
             x["coverage"] < c and (top_lacking(x, "delta") or 0.0) < d),
         list(itertools.product([d for d in DELTA if d < 0], COVERAGE)))
+    # A word the tenant's pages never use at all (df 0) that pushes the question away from what
+    # was found: the asked topic is absent, whatever the coverage of the other words (0078).
+    shipped = lambda x: named(x) or (x["coverage"] < 0.26 and not pulls(x, 0.12))  # noqa: E731
+    out["shipped | an unseen top lacking word pulls < d, up to coverage c"] = (
+        lambda d, c: lambda x: shipped(x) or (
+            x["coverage"] < c and unseen_top(x) and (top_lacking(x, "delta") or 0.0) < d),
+        list(itertools.product([d for d in DELTA if d <= 0.02], [*COVERAGE, 0.7, 0.8, 0.9, 1.01])))
     for kind in ("delta", "delta_top"):
         out[f"names | {kind}-soft coverage"] = (
             lambda d, c, kind=kind: lambda x: named(x) or soft_coverage(x, kind, d) < c,
@@ -192,6 +209,22 @@ def lacking(sets: dict[str, list[dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def unseen(sets: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Every case whose top lacking word no chunk holds, by that word's pull, must-abstain marked."""
+    rows = []
+    for name, cases in sets.items():
+        for case in cases:
+            if unseen_top(case):
+                words = " ".join(f"{t['term']}({t['delta']:+.3f})" for t in case["terms"]
+                                 if not t["found"] and t["delta"] is not None and t.get("df", 1) == 0)
+                mark = "ABSTAIN" if case["type"] == "must_abstain" else case["action"]
+                named = "named" if case["gate"].get("unknown_names") else ""
+                rows.append((top_lacking(case, "delta") or 0.0,
+                             f"  {top_lacking(case, 'delta') or 0.0:+.3f} {case['id']:18s} {mark:9s} {named:5s} "
+                             f"cov {case['coverage']:.2f} {words}"))
+    return ["\ncases whose top lacking word no chunk holds, by its pull:"] + [line for _, line in sorted(rows)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("reports", nargs="*")
@@ -206,7 +239,7 @@ def main() -> int:
         start_django(own_database=False, migrate=False)
         sets = measure(args.reports)
         Path(args.out).write_text(json.dumps(sets, indent=1))
-    print("\n".join(lacking(sets) + report(sets, args.weight, args.resamples, families())))
+    print("\n".join(lacking(sets) + unseen(sets) + report(sets, args.weight, args.resamples, families())))
     return 0
 
 
