@@ -219,9 +219,9 @@ def unseen(sets: dict[str, list[dict[str, Any]]]) -> list[str]:
                                  if not t["found"] and t["delta"] is not None and t.get("df", 1) == 0)
                 mark = "ABSTAIN" if case["type"] == "must_abstain" else case["action"]
                 named = "named" if case["gate"].get("unknown_names") else ""
-                rows.append((top_lacking(case, "delta") or 0.0,
-                             f"  {top_lacking(case, 'delta') or 0.0:+.3f} {case['id']:18s} {mark:9s} {named:5s} "
-                             f"cov {case['coverage']:.2f} {words}"))
+                pull = top_lacking(case, "delta") or 0.0
+                rows.append((pull, f"  {pull:+.3f} {case['id']:18s} {mark:9s} {named:5s} "
+                                   f"cov {case['coverage']:.2f} {words}"))
     return ["\ncases whose top lacking word no chunk holds, by its pull:"] + [line for _, line in sorted(rows)]
 
 
