@@ -170,20 +170,7 @@ ARMS: dict[str, Arm] = {
     # A word no dictionary knows, absent and uncorrectable, counts as an unknown name (0077); off:
     "coined_words_off": Arm({"RETRIEVAL_COINED_WORDS_AS_NAMES": False},
                             note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
-    # The vector leg asked again from the first fused chunks (Rocchio pseudo-relevance feedback, 0079).
-    "feedback_add_05": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 0.5}),
-    "feedback_add_1": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 1.0}),
-    "feedback_add_1_depth_5": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 1.0, "RETRIEVAL_VECTOR_FEEDBACK_DEPTH": 5}),
-    "feedback_replace_025": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 0.25, "RETRIEVAL_VECTOR_FEEDBACK_LEG": "replace"}),
-    "feedback_replace_05": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 0.5, "RETRIEVAL_VECTOR_FEEDBACK_LEG": "replace"}),
-    "feedback_replace_1": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 1.0, "RETRIEVAL_VECTOR_FEEDBACK_LEG": "replace"}),
-    "feedback_replace_05_depth_5": Arm({"RETRIEVAL_VECTOR_FEEDBACK_WEIGHT": 0.5, "RETRIEVAL_VECTOR_FEEDBACK_DEPTH": 5,
-                                        "RETRIEVAL_VECTOR_FEEDBACK_LEG": "replace"}),
-    "rm3_5_03": Arm({"RETRIEVAL_KEYWORD_FEEDBACK_TERMS": 5}),
-    "rm3_10_03": Arm({"RETRIEVAL_KEYWORD_FEEDBACK_TERMS": 10}),
-    "rm3_5_05_depth_5": Arm({"RETRIEVAL_KEYWORD_FEEDBACK_TERMS": 5, "RETRIEVAL_KEYWORD_FEEDBACK_WEIGHT": 0.5,
-                             "RETRIEVAL_VECTOR_FEEDBACK_DEPTH": 5}),
-    # Definition-list terms as sub-sections (docs/decisions/0041; off by default), again on every set (0079).
+    # Definition-list terms as sub-sections (docs/decisions/0041; off by default), measured again on every set (0080).
     "definition_entities": Arm(index_name="entities", index_settings={"CORPUS_DEFINITION_ENTITIES": True},
                                note="<dt> terms and Sphinx signatures join the heading path"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,

@@ -22,7 +22,6 @@ from psycopg import sql
 from corpus.embedding import encoder_reads, get_encoder
 from corpus.origin import source_url
 from retrieval.calibration import calibration_for
-from retrieval.feedback import expansion_terms, feedback_vector
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
     Bm25Stats, QueryTerms, bm25_stats, keyword_leg, name_lexemes, only_terms_sql, query_terms, select_keys,
@@ -195,12 +194,6 @@ def search(
                                    ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
     with timer.stage("fuse"):
         fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
-    if (settings.RETRIEVAL_VECTOR_FEEDBACK_WEIGHT > 0 and "vector" in legs) or (
-            settings.RETRIEVAL_KEYWORD_FEEDBACK_TERMS > 0 and "keyword" in legs):
-        with timer.stage("feedback"):
-            fused = _with_feedback(scope, legs, fused, query_vector, terms, stats,
-                                   per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG,
-                                   ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
     with timer.stage("calibrate"):  # ~0 ms once a scope's chance level is known (retrieval.calibration)
         chance = calibration_for(scope, chunk_count=stats.chunk_count).chance
     with timer.stage("evidence"):
@@ -295,27 +288,6 @@ def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: 
             legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg,
                                                             visible=stats.chunk_count)]
     return legs, query_vector
-
-
-def _with_feedback(scope: TenantScope, legs: dict[str, list[int]], fused: list[Fused], query_vector: np.ndarray,
-                   terms: QueryTerms, stats: Bm25Stats, *, per_leg: int, ranking: str) -> list[Fused]:
-    """The legs asked again from the first fused chunks (retrieval.feedback, 0079)."""
-    legs = dict(legs)
-    first = [f.chunk_id for f in fused[: settings.RETRIEVAL_VECTOR_FEEDBACK_DEPTH]]
-    weight = settings.RETRIEVAL_VECTOR_FEEDBACK_WEIGHT
-    moved = feedback_vector(scope, query_vector, first, weight=weight) if weight > 0 and "vector" in legs else None
-    if moved is not None:
-        leg = "vector" if settings.RETRIEVAL_VECTOR_FEEDBACK_LEG == "replace" else "feedback"
-        legs[leg] = [h.chunk_id for h in vector_leg(scope, moved, limit=per_leg, visible=stats.chunk_count)]
-    if "keyword" in legs:
-        added = expansion_terms(scope, first, asked=terms.all, count=settings.RETRIEVAL_KEYWORD_FEEDBACK_TERMS,
-                                weight=settings.RETRIEVAL_KEYWORD_FEEDBACK_WEIGHT, chunk_count=stats.chunk_count)
-        if added:
-            weights = {**{t: terms.weights.get(t, 1.0) for t in terms.all}, **{e.term: e.weight for e in added}}
-            every = [*terms.all, *(e.term for e in added)]
-            wider = bm25_stats(scope, every, weights)
-            legs["keyword"] = [h.chunk_id for h in keyword_leg(scope, every, wider, limit=per_leg, ranking=ranking)]
-    return reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
 
 
 def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, terms: QueryTerms,
