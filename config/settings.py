@@ -301,15 +301,6 @@ RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75, minimum=0.0, maxi
 RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500, minimum=1)
 # Scopes with fewer visible chunks than this are searched exactly, whatever the cost model says (0069).
 RETRIEVAL_VECTOR_EXACT_BELOW = env_int("RETRIEVAL_VECTOR_EXACT_BELOW", default=0, minimum=0)
-# Pseudo-relevance feedback (retrieval.feedback, 0079): the vector leg asked again from the
-# first DEPTH fused chunks at this weight (0: off); LEG "add" fuses a third list, "replace"
-# asks with the moved vector instead of the question's.
-RETRIEVAL_VECTOR_FEEDBACK_WEIGHT = env_float("RETRIEVAL_VECTOR_FEEDBACK_WEIGHT", default=0.0, minimum=0.0)
-RETRIEVAL_VECTOR_FEEDBACK_DEPTH = env_int("RETRIEVAL_VECTOR_FEEDBACK_DEPTH", default=3, minimum=1)
-RETRIEVAL_VECTOR_FEEDBACK_LEG = env_choice("RETRIEVAL_VECTOR_FEEDBACK_LEG", default="add", choices=("add", "replace"))
-# Its keyword side (RM3): this many words the first DEPTH chunks share, scored at WEIGHT of their IDF (0: off).
-RETRIEVAL_KEYWORD_FEEDBACK_TERMS = env_int("RETRIEVAL_KEYWORD_FEEDBACK_TERMS", default=0, minimum=0)
-RETRIEVAL_KEYWORD_FEEDBACK_WEIGHT = env_float("RETRIEVAL_KEYWORD_FEEDBACK_WEIGHT", default=0.3, minimum=0.0)
 RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100, minimum=1, maximum=1000)
 # Evidence (docs/decisions/0042): calibrated labels every candidate and drops none; absolute
 # is 0009's filter (the two floors below), kept for the eval arm that compares them.
