@@ -380,6 +380,8 @@ ANSWER_GATE_PULL_RESCUE = env_float("ANSWER_GATE_PULL_RESCUE", default=0.12, min
 # Extractive answerer: a sentence must be this similar to the question to be quoted
 # (0.45 until docs/decisions/0053: the gate, not this floor, is what stops must-abstain questions).
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
+# The answer names the term a quoted definition belongs to when the term is a line of the chunk (0081).
+ANSWER_EXTRACTIVE_TERM_LINES = env_bool("ANSWER_EXTRACTIVE_TERM_LINES", default=True)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
 # A sentence's rank score loses this much per place its chunk stands below the first (0061).
 ANSWER_EXTRACTIVE_RANK_PENALTY = env_float("ANSWER_EXTRACTIVE_RANK_PENALTY", default=0.10, minimum=0.0)

@@ -170,6 +170,8 @@ ARMS: dict[str, Arm] = {
     # A word no dictionary knows, absent and uncorrectable, counts as an unknown name (0077); off:
     "coined_words_off": Arm({"RETRIEVAL_COINED_WORDS_AS_NAMES": False},
                             note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
+    # The extractive answer without the term line above its first sentence as its subject (0081).
+    "extractive_term_lines_off": Arm({"ANSWER_EXTRACTIVE_TERM_LINES": False}),
     # Definition-list terms as sub-sections (docs/decisions/0041; off by default), measured again on every set (0080).
     "definition_entities": Arm(index_name="entities", index_settings={"CORPUS_DEFINITION_ENTITIES": True},
                                note="<dt> terms and Sphinx signatures join the heading path"),

@@ -291,7 +291,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
     picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = " ".join(f"{p.text} [{p.candidate.chunk_id}]" for p in picked)
-    lead = entity_lead(picked[0].candidate, [p.candidate for p in picked])
+    lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
 
 
@@ -308,7 +308,34 @@ def default_of(text: str) -> str:
 
 
 def _entity(heading_path: str) -> re.Match[str] | None:
-    found = _TERM.fullmatch(heading_path.split(HEADING_SEPARATOR)[-1].strip())
+    return _named_term(heading_path.split(HEADING_SEPARATOR)[-1].strip())
+
+
+def _term_line(body: str, sentence: str) -> tuple[re.Match[str], str] | None:
+    """The term whose definition holds the sentence, and that definition's line: the line just
+    above the sentence's, when it is a term alone ("log_min_duration_statement ( integer)").
+    With definition-list entities off (0041, 0080) a `<dt>` stays a line of its section, and
+    this is where the answer's subject is."""
+    lines = body.split("\n")
+    at = next((i for i, line in enumerate(lines) if sentence in line), 0)
+    found = _named_term(lines[at - 1].strip()) if at > 0 else None
+    return (found, lines[at]) if found is not None and not _looks_like_code(found) else None
+
+
+def _looks_like_code(term: re.Match[str]) -> bool:
+    """A line of a code listing passes for a term as well: `BEGIN`, `Decimal('4.68')`,
+    `fib(int(sys.argv))`. A definition's term has a kind ("( integer)"), an identifier's
+    underscore or dot, or a signature of bare parameter names."""
+    if term["kind"]:
+        return False
+    signature = term["signature"] or ""
+    if signature:
+        return bool(re.search(r"['\"]|\(.*\(", signature))
+    return "_" not in term["name"] and "." not in term["name"]
+
+
+def _named_term(text: str) -> re.Match[str] | None:
+    found = _TERM.fullmatch(text)
     if found is None:
         return None
     name = found["name"]
@@ -322,17 +349,22 @@ def entity_name(heading_path: str) -> str:
     return found["name"] if found is not None else ""
 
 
-def entity_lead(candidate: Candidate, cited: list[Candidate]) -> str:
-    """"`work_mem` (integer, default 4MB): " when the chunk's heading path ends in an entity, else "".
+def entity_lead(candidate: Candidate, cited: list[Candidate], sentence: str = "") -> str:
+    """"`work_mem` (integer, default 4MB): " when the chunk's heading path ends in an entity, or
+    the sentence's line is defined under a term line of the chunk; else "".
 
-    Every word of it is in a cited chunk: the name and kind in its heading path, the default
-    in the body of a cited chunk of the same entity."""
-    found = _entity(candidate.heading_path)
+    Every word of it is in a cited chunk: the name and kind in its heading path or term line,
+    the default in the body of a cited chunk of the same entity (or in the term's definition)."""
+    found, bodies = _entity(candidate.heading_path), []
+    if found is not None:
+        bodies = [_body(c) for c in cited if c.document_id == candidate.document_id
+                  and c.heading_path == candidate.heading_path]
+    elif sentence and settings.ANSWER_EXTRACTIVE_TERM_LINES:
+        term = _term_line(_body(candidate), sentence)
+        found, bodies = (term[0], [term[1]]) if term is not None else (None, [])
     if found is None:
         return ""
-    name, signature, kind = found["name"], found["signature"], found["kind"]
-    bodies = [_body(c) for c in cited if c.document_id == candidate.document_id
-              and c.heading_path == candidate.heading_path]
+    name, signature, kind = found["name"], found["signature"], (found["kind"] or "").strip()
     default = next((d for d in map(default_of, bodies) if d), "")
     details = ", ".join(part for part in (kind or "", f"default {default}" if default else "") if part)
     shown = f"`{name}{signature}`" if signature else f"`{name}`"

@@ -63,6 +63,45 @@ def test_a_heading_that_names_no_entity_gets_no_lead() -> None:
     assert draft.text.startswith("Sets the base maximum amount of memory"), draft.text
 
 
+# The PostgreSQL manual with definition-list entities off (the default, 0080): each <dt> is a
+# line of its section, just above its definition.
+WHEN_TO_LOG = (
+    "To effectively turn off logging of failing statements, set this parameter to PANIC.\n"
+    "log_min_duration_statement ( integer)\n"
+    "Causes the duration of each completed statement to be logged if the statement ran for at least the specified "
+    "amount of time. For example, if you set it to 250ms then all SQL statements that run 250ms or longer will be "
+    "logged. The default is -1, which disables logging statement durations."
+)
+SLOW_QUERIES = "How do I make the server log every query that runs longer than 250ms?"
+
+
+def test_a_definition_quoted_under_its_term_line_leads_with_the_term() -> None:
+    draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log",
+                                                    WHEN_TO_LOG)])
+    assert draft.text.startswith("`log_min_duration_statement` (integer): "), draft.text
+    assert all(sentence in WHEN_TO_LOG for sentence, _ in quoted(draft.text))
+
+
+def test_a_sentence_under_prose_gets_no_term_lead() -> None:
+    body = WHEN_TO_LOG.replace("log_min_duration_statement ( integer)", "Statement durations can be logged as well.")
+    draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log", body)])
+    assert not _LEAD.match(draft.text), draft.text
+
+
+@pytest.mark.parametrize("line", ["BEGIN", "Decimal('4.68')", "fib(int(sys.argv))"])
+def test_a_line_of_code_above_the_sentence_is_no_term(line: str) -> None:
+    body = WHEN_TO_LOG.replace("log_min_duration_statement ( integer)", line)
+    draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log", body)])
+    assert not _LEAD.match(draft.text), draft.text
+
+
+def test_term_lines_can_be_turned_off(settings: object) -> None:
+    settings.ANSWER_EXTRACTIVE_TERM_LINES = False  # type: ignore[attr-defined]
+    draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log",
+                                                    WHEN_TO_LOG)])
+    assert not _LEAD.match(draft.text), draft.text
+
+
 @pytest.mark.parametrize(("term", "lead"), [
     ("full_clean(exclude=None, validate_unique=True)", "`full_clean(exclude=None, validate_unique=True)`: "),
     ("DEBUG", "`DEBUG`: "),
