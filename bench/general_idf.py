@@ -28,14 +28,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from harness import ROOT, start_django
+from harness import ROOT, measured_or_replayed
 from term_support import COVERAGE, report
 
 LENGTH = [25, 50, 100, 200, 400]
 
 
-def written_zipf(rows: dict[str, list[dict[str, Any]]]) -> None:
-    """Each term's lowest Zipf frequency among the words it was written as (0 for none)."""
+def written_zipf(path: str) -> dict[str, list[dict[str, Any]]]:
+    """word_contribution.py's rows at `path`, each term with its lowest Zipf frequency among
+    the words it was written as (0 for none)."""
     from retrieval.pull import lexeme_spans
     from retrieval.search import counts_for_coverage
 
@@ -43,6 +44,7 @@ def written_zipf(rows: dict[str, list[dict[str, Any]]]) -> None:
         from wordfreq import zipf_frequency
     except ImportError:
         raise SystemExit("measuring needs wordfreq (pip install wordfreq==3.1.1); --replay reads the stored values") from None
+    rows: dict[str, list[dict[str, Any]]] = json.loads(Path(path).read_text())
     for cases in rows.values():
         for case in cases:
             spans = lexeme_spans(case["query"], ts_config="english")
@@ -50,6 +52,7 @@ def written_zipf(rows: dict[str, list[dict[str, Any]]]) -> None:
                 words = [case["query"][a:b] for a, b in spans.get(term["term"], [])]
                 term["zipf"] = min((zipf_frequency(w, "en") for w in words), default=0.0)
                 term["counted"] = counts_for_coverage(term["term"])
+    return rows
 
 
 def general(zipf: float, length: float) -> float:
@@ -111,13 +114,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "general-idf.json"))
     parser.add_argument("--replay", action="store_true", help="fit on --out's rows without reading the database")
     args = parser.parse_args()
-    if args.replay:
-        rows = json.loads(Path(args.out).read_text())
-    else:
-        start_django(own_database=False, migrate=False)
-        rows = json.loads(Path(args.rows).read_text())
-        written_zipf(rows)
-        Path(args.out).write_text(json.dumps(rows, indent=1))
+    rows = measured_or_replayed(out=args.out, replay=args.replay, measure=lambda: written_zipf(args.rows))
     for cases in rows.values():  # the replication check: the shipped coverage from the same terms
         for case in cases:
             weights = [(t["idf"], t["found"]) for t in case["terms"] if t["counted"]]

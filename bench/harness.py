@@ -6,9 +6,12 @@ The scripts import this as a sibling module (`python bench/<name>.py` puts bench
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,3 +38,14 @@ def start_django(*, own_database: bool, migrate: bool) -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
+
+
+def measured_or_replayed(*, out: str, replay: bool, measure: Callable[[], Any], indent: int | None = 1) -> Any:
+    """The rows a replay script fits: read back from `out` with --replay; otherwise measured
+    against the developer database and written to `out` first."""
+    if replay:
+        return json.loads(Path(out).read_text())
+    start_django(own_database=False, migrate=False)
+    rows = measure()
+    Path(out).write_text(json.dumps(rows, indent=indent))
+    return rows

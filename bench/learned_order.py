@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness import ROOT, start_django
+from harness import ROOT, measured_or_replayed
 
 DEPTH = 20
 FEATURES = ("logit", "cosine", "coverage", "rrf")
@@ -130,12 +128,8 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "learned-order.json"))
     parser.add_argument("--replay", action="store_true", help="fit on --out's rows without searching again")
     args = parser.parse_args()
-    if args.replay:
-        sets = json.loads(Path(args.out).read_text())
-    else:
-        start_django(own_database=False, migrate=False)
-        sets = {spec.split(":", 1)[0]: measure(*spec.split(":", 1)) for spec in args.set}
-        Path(args.out).write_text(json.dumps(sets))
+    sets = measured_or_replayed(out=args.out, replay=args.replay, indent=None, measure=lambda: {
+        spec.split(":", 1)[0]: measure(*spec.split(":", 1)) for spec in args.set})
     print("\n".join(report(sets)))
     return 0
 

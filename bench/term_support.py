@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from gate_fit import ARM, ANSWERABLE, bootstrap, fit, outcome
-from harness import ROOT, start_django
+from harness import ROOT, measured_or_replayed
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
 TAU = [round(float(x), 2) for x in np.arange(0.30, 0.86, 0.05)]
@@ -220,12 +220,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "term-support.json"))
     parser.add_argument("--replay", action="store_true", help="fit on --out's rows without searching again")
     args = parser.parse_args()
-    if args.replay:
-        sets = json.loads(Path(args.out).read_text())
-    else:
-        start_django(own_database=False, migrate=False)
-        sets = measure(args.reports)
-        Path(args.out).write_text(json.dumps(sets, indent=1))
+    sets = measured_or_replayed(out=args.out, replay=args.replay, measure=lambda: measure(args.reports))
     print("\n".join(report(sets, args.weight, args.resamples)))
     return 0
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from gate_fit import ARM, ANSWERABLE
-from harness import ROOT, start_django
+from harness import ROOT, measured_or_replayed
 from term_support import COVERAGE, report
 
 DELTA = [round(float(x), 3) for x in np.arange(-0.15, 0.081, 0.005)]
@@ -233,12 +233,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "word-contribution.json"))
     parser.add_argument("--replay", action="store_true", help="fit on --out's rows without searching again")
     args = parser.parse_args()
-    if args.replay:
-        sets = json.loads(Path(args.out).read_text())
-    else:
-        start_django(own_database=False, migrate=False)
-        sets = measure(args.reports)
-        Path(args.out).write_text(json.dumps(sets, indent=1))
+    sets = measured_or_replayed(out=args.out, replay=args.replay, measure=lambda: measure(args.reports))
     print("\n".join(lacking(sets) + unseen(sets) + report(sets, args.weight, args.resamples, families())))
     return 0
 
