@@ -323,8 +323,6 @@ RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
 # reranker's order alone) and how many of the reranker's first it keeps first (docs/decisions/0072).
 RETRIEVAL_RERANK_BLEND = env_float("RETRIEVAL_RERANK_BLEND", default=0.0, minimum=0.0)
 RETRIEVAL_RERANK_KEEP_TOP = env_int("RETRIEVAL_RERANK_KEEP_TOP", default=0, minimum=0)
-# The document fusion ranked first stays within this many places after reranking (0: off; 0082).
-RETRIEVAL_FUSED_FIRST_FLOOR = env_int("RETRIEVAL_FUSED_FIRST_FLOOR", default=0, minimum=0)
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
 # Read the token states the ingest stored (0063); off, every candidate is encoded per question.
 RETRIEVAL_RERANK_STORED_STATES = env_bool("RETRIEVAL_RERANK_STORED_STATES", default=True)

@@ -172,8 +172,6 @@ ARMS: dict[str, Arm] = {
                             note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
     # The extractive answer without the term line above its first sentence as its subject (0081).
     "extractive_term_lines_off": Arm({"ANSWER_EXTRACTIVE_TERM_LINES": False}),
-    "fused_first_5": Arm({"RETRIEVAL_FUSED_FIRST_FLOOR": 5}),
-    "fused_first_3": Arm({"RETRIEVAL_FUSED_FIRST_FLOOR": 3}),
     # Definition-list terms as sub-sections (docs/decisions/0041; off by default), measured again on every set (0080).
     "definition_entities": Arm(index_name="entities", index_settings={"CORPUS_DEFINITION_ENTITIES": True},
                                note="<dt> terms and Sphinx signatures join the heading path"),

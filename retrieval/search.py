@@ -207,13 +207,11 @@ def search(
         # The reranker's head then holds RETRIEVAL_RERANK_DEPTH documents, not a few documents'
         # several chunks each: a page that fused 21st is not lost behind a page's third chunk.
         result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
-    fused_first = result.candidates[0] if result.candidates else None
     with timer.stage("rerank"):
         _maybe_rerank(scope, result, rerank or rerank_for_language(language),
                       reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
-    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
-    result.candidates = keep_fused_first(result.candidates, fused_first, settings.RETRIEVAL_FUSED_FIRST_FLOOR)[:k]
+    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
     result.timings_ms = timer.timings
@@ -419,23 +417,6 @@ def pin_rare_literals(candidates: list[Candidate], terms: QueryTerms, stats: Bm2
     for c in rest:
         c.pinned = c.chunk_id in held  # the trace says which chunks the pin moved, not just the order
     return [first, *(c for c in rest if c.chunk_id in held), *(c for c in rest if c.chunk_id not in held)]
-
-
-def keep_fused_first(candidates: list[Candidate], fused_first: Candidate | None, floor: int) -> list[Candidate]:
-    """The document fusion ranked first stays within the first `floor` places (0: off).
-
-    Both legs' evidence meets in fusion's first; the late-interaction reranker, a MaxSim the
-    bi-encoder was never trained for, can still push it out of the top five on a long question
-    told in the asker's words (pgdev2-026: fused 1, reranked 6; docs/decisions/0082). Its order
-    above `floor` is left alone, so the gate reads the score it was fitted on."""
-    if floor <= 0 or fused_first is None:
-        return candidates
-    at = next((i for i, c in enumerate(candidates) if c.document_id == fused_first.document_id), None)
-    if at is not None and at < floor:
-        return candidates
-    moved = candidates[at] if at is not None else fused_first
-    rest = [c for c in candidates if c is not moved]
-    return rest[: floor - 1] + [moved] + rest[floor - 1:]
 
 
 def _is_literal(term: str) -> bool:
