@@ -245,9 +245,6 @@ CORPUS_DEFINITION_ENTITIES = env_bool("CORPUS_DEFINITION_ENTITIES", default=Fals
 # The site's name a generated build appends to every page's <title> ("… — Django 3.2.25
 # documentation") is left out of titles and heading paths (corpus/parsers/html.py, 0071).
 CORPUS_HTML_SITE_TITLE_STRIP = env_bool("CORPUS_HTML_SITE_TITLE_STRIP", default=False)
-# A <dd> that holds paragraphs, code examples or lists is read block by block, as any other part of
-# the page is, instead of as one line (corpus/parsers/html.py, 0083). No effect with entities on.
-CORPUS_HTML_DEFINITION_BLOCKS = env_bool("CORPUS_HTML_DEFINITION_BLOCKS", default=False)
 # Keys of a language PostgreSQL cannot stem (corpus/language.py, docs/decisions/0050): auto (the
 # tenant's language decides), or the eval arms' baselines `simple` (no keys) and `prefix`.
 # Read at ingest and at query time alike.
@@ -385,8 +382,6 @@ ANSWER_GATE_PULL_RESCUE = env_float("ANSWER_GATE_PULL_RESCUE", default=0.12, min
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
 # The answer names the term a quoted definition belongs to when the term is a line of the chunk (0081).
 ANSWER_EXTRACTIVE_TERM_LINES = env_bool("ANSWER_EXTRACTIVE_TERM_LINES", default=True)
-# A line that is a term alone, without a kind or signature ("SEND_FILE_MAX_AGE_DEFAULT"), is never quoted (0084).
-ANSWER_EXTRACTIVE_BARE_TERMS_FILLER = env_bool("ANSWER_EXTRACTIVE_BARE_TERMS_FILLER", default=False)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
 # A sentence's rank score loses this much per place its chunk stands below the first (0061).
 ANSWER_EXTRACTIVE_RANK_PENALTY = env_float("ANSWER_EXTRACTIVE_RANK_PENALTY", default=0.10, minimum=0.0)

@@ -172,16 +172,11 @@ ARMS: dict[str, Arm] = {
                             note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
     # The extractive answer without the term line above its first sentence as its subject (0081).
     "extractive_term_lines_off": Arm({"ANSWER_EXTRACTIVE_TERM_LINES": False}),
-    # A bare term line ("SEND_FILE_MAX_AGE_DEFAULT") is filler, not a sentence to quote (0084).
-    "bare_terms_filler": Arm({"ANSWER_EXTRACTIVE_BARE_TERMS_FILLER": True}),
     # Definition-list terms as sub-sections (docs/decisions/0041; off by default), measured again on every set (0080).
     "definition_entities": Arm(index_name="entities", index_settings={"CORPUS_DEFINITION_ENTITIES": True},
                                note="<dt> terms and Sphinx signatures join the heading path"),
     # The defaults, index rebuilt as a shadow: what a shadow arm moves with no setting changed (0083).
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
-    # A <dd> holding blocks read block by block, no term in the heading path (0083).
-    "definition_blocks": Arm(index_name="dd-blocks", index_settings={"CORPUS_HTML_DEFINITION_BLOCKS": True},
-                             note="a <dd>'s paragraphs, examples and lists as lines of their own"),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

@@ -165,8 +165,6 @@ def is_filler(sentence: str) -> bool:
     term = _TERM.fullmatch(sentence.strip())
     if term is not None and (term["kind"] or term["signature"]):
         return True  # a definition list's term read as a line: "work_mem ( integer)" states nothing
-    if settings.ANSWER_EXTRACTIVE_BARE_TERMS_FILLER and _named_term(sentence.strip()) is not None:
-        return True  # nor does a bare one ("SEND_FILE_MAX_AGE_DEFAULT"); the lead names it (0081, 0084)
     return bool(_FILLER.match(sentence.lstrip("-•* ")))
 
 

@@ -138,7 +138,6 @@ _OPENS_BLOCKS = frozenset({*_HEADINGS, *_BLOCKS, "div", "dl", "ul", "ol", "table
 
 _LISTS = frozenset({"ul", "ol"})
 _NESTED_LISTS = "long-nested-lists-1"
-_DEFINITION_BLOCKS = "definition-blocks-1"
 
 
 def _holds_list(node: LexborNode) -> bool:
@@ -173,17 +172,14 @@ class _Ancestry:
     Walking every node's parents afresh cost depth × nodes: 8,000 nested sections with a
     heading each took 8 s, 32,000 took minutes. With the memo each node is visited once."""
 
-    def __init__(self, *, entities: bool, dd_blocks: bool = False) -> None:
+    def __init__(self, *, entities: bool) -> None:
         self._flags: dict[int, int] = {}
         self.entities = entities
-        self.dd_blocks = dd_blocks
 
     def _own(self, node: LexborNode) -> int:
         tag = node.tag
         if tag == "dd" and self.entities and _holds_blocks(node):
             flags = 1 << _DEPTH_SHIFT  # a container: its blocks are read under its term
-        elif tag == "dd" and self.dd_blocks and _holds_blocks(node):
-            flags = 0  # its paragraphs, examples and lists are lines of their own, under no term
         elif _read_by_item(node):
             flags = 0  # its nested items are blocks of their own
         else:
@@ -228,8 +224,7 @@ def _term_text(node: LexborNode) -> str:
     return _SPACE_AFTER_OPEN.sub(r"\1", _clean(node.text(separator="" if "sig" in classes else " ")))
 
 
-def _add(items: list[outline.Item], node: LexborNode, enclosing: int, *, entities: bool,
-         dd_blocks: bool = False) -> None:
+def _add(items: list[outline.Item], node: LexborNode, enclosing: int, *, entities: bool) -> None:
     """One heading, term or block of the page, unless something enclosing it already holds its text."""
     tag = node.tag
     term = entities and tag == "dt"
@@ -243,7 +238,7 @@ def _add(items: list[outline.Item], node: LexborNode, enclosing: int, *, entitie
         elif text:
             items.append(outline.Item(outline.HEADING, text, level=_HEADINGS[tag]))
         return
-    if enclosing & _BLOCK or ((entities or dd_blocks) and tag == "dd" and _holds_blocks(node)):
+    if enclosing & _BLOCK or (entities and tag == "dd" and _holds_blocks(node)):
         return
     text = _term_text(node) if term else _block_text(node)
     if text and term:
@@ -267,22 +262,18 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     for node in body.css(_STRIP_WITH_ENTITIES if entities else _STRIP):
         node.decompose()
     items: list[outline.Item] = []
-    dd_blocks = settings.CORPUS_HTML_DEFINITION_BLOCKS and not entities
-    ancestry = _Ancestry(entities=entities, dd_blocks=dd_blocks)
+    ancestry = _Ancestry(entities=entities)
     nodes = body.css(_SELECT)
     if len(nodes) > MAX_BLOCKS:  # each costs Python time; a manual's page has a few thousand
         raise ParseError(f"HTML page has {len(nodes):,} headings and blocks; the limit is {MAX_BLOCKS:,}")
     for node in nodes:
         budget.tick()
-        _add(items, node, ancestry.of(node), entities=entities, dd_blocks=dd_blocks)
+        _add(items, node, ancestry.of(node), entities=entities)
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
     # Only a page read item by item gets a new fingerprint; every other page stays as stored.
     nested = (_NESTED_LISTS,) if any(_read_by_item(li) for li in body.css("li")) else ()
-    # Only a page with a definition holding blocks reads differently, so only it gets a new fingerprint.
-    blocks = (_DEFINITION_BLOCKS,) if dd_blocks and any(_holds_blocks(dd) for dd in body.css("dd")) else ()
-    return _Page(file=file, title=title, items=items,
-                 digest=fingerprint(raw, *nested, *blocks, *outline.fingerprint_parts()))
+    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *nested, *outline.fingerprint_parts()))
 
 
 @dataclass(frozen=True)
