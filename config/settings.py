@@ -395,6 +395,16 @@ ANSWER_EXTRACTIVE_LEXICAL_IDF = env_bool("ANSWER_EXTRACTIVE_LEXICAL_IDF", defaul
 # reading (a second encoding of every sentence); `off` never (docs/decisions/0057).
 ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="rescue",
                                         choices=("off", "rescue", "score"))
+# A line of a code listing is never quoted as a sentence of its own: `quote` quotes it like
+# prose; `prose` leaves it out; `attach` leaves it out and shows the listing a quoted sentence
+# introduces under it, whole; `whole` quotes a line of code that is a statement of its own and
+# replaces a fragment ("CREATE TABLE t (") by its whole listing. A listing is shown only whole,
+# with at most ANSWER_EXTRACTIVE_LISTING_LINES lines and ANSWER_EXTRACTIVE_LISTING_CHARS
+# characters (docs/decisions/0084).
+ANSWER_EXTRACTIVE_CODE = env_choice("ANSWER_EXTRACTIVE_CODE", default="quote",
+                                    choices=("quote", "prose", "attach", "whole"))
+ANSWER_EXTRACTIVE_LISTING_LINES = env_int("ANSWER_EXTRACTIVE_LISTING_LINES", default=8)
+ANSWER_EXTRACTIVE_LISTING_CHARS = env_int("ANSWER_EXTRACTIVE_LISTING_CHARS", default=400)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
 ANSWER_ABSTAIN_TEXT = env_str(

@@ -106,7 +106,8 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
         return f"[{number}]" if number else ""
 
     text = MARKER.sub(renumber, draft.text)
-    text = re.sub(r"\s+([.,;])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
+    # Runs of spaces inside a line collapse; a quoted listing's indentation, at a line's start, stays.
+    text = re.sub(r"[ \t]+([.,;])", r"\1", re.sub(r"(?<=\S)[ \t]{2,}", " ", text)).strip()
     if not sources:
         flags.append("no valid citation: the answer carries no sources")
     return CitedAnswer(text=text, sources=sources, flags=flags)

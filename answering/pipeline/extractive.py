@@ -23,6 +23,7 @@ import numpy as np
 from django.conf import settings
 
 from answering.pipeline.drafts import Draft
+from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
 from corpus.chunking import HEADING_SEPARATOR
 from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
@@ -30,10 +31,12 @@ from retrieval.search import Candidate
 
 # A sentence ends before a capital (Czech ones too: "Čekáte-li…"), a digit or a quote.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`ÁČĎÉĚÍŇÓŘŠŤÚŮÝŽ])|\n+")
-# Czech abbreviations a capital or a figure often follows ("např. Visa", "čl. 5", "Tlapka s. r. o.
-# Praha"): no sentence ends at them. A sentence that does end in "atd." is joined to the next,
-# a longer quote rather than a fragment.
-_ABBREVIATION = re.compile(r"(?<!\w)(?:např|tj|atd|apod|resp|mj|tzv|č|čl|s\.\s?r\.\s?o)\.$", re.IGNORECASE)
+# Abbreviations a capital or a figure often follows ("např. Visa", "čl. 5", "Tlapka s. r. o.
+# Praha", "its own IP address (e.g. 192.168.0.1"), and the manual's "(see CREATE TABLE...
+# CONSTRAINT... EXCLUDE)": no sentence ends at them. A sentence that does end in "atd." is joined
+# to the next, a longer quote rather than a fragment.
+_ABBREVIATION = re.compile(r"(?<!\w)(?:např|tj|atd|apod|resp|mj|tzv|č|čl|s\.\s?r\.\s?o|e\.g|i\.e|cf|vs|approx)\.$",
+                           re.IGNORECASE)
 _INSTRUCTION = re.compile(
     r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt|above)\b|\byou are now\b|\bsystem prompt\b"
     r"|\b(assistant|chatbot|ai|bot)\b.{0,30}\b(must|should|will)\b.{0,20}\b(say|reply|respond|answer)\b",
@@ -92,7 +95,8 @@ def _body(candidate: Candidate) -> str:
 def split_sentences(text: str) -> list[str]:
     pieces, start = [], 0
     for boundary in _SENTENCE.finditer(text):
-        if "\n" not in boundary.group() and _ABBREVIATION.search(text, start, boundary.start()):
+        if "\n" not in boundary.group() and (_ABBREVIATION.search(text, start, boundary.start())
+                                             or text.endswith("...", start, boundary.start())):
             continue  # a line break always ends the piece (a list item); an abbreviation never does
         pieces.append(text[start:boundary.start()])
         start = boundary.end()
@@ -260,8 +264,9 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
     """`emphasis`: the question without the missing word whose pull let it past the gate
     (retrieval.pull); sentences are then scored by what that word adds."""
     context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    code = settings.ANSWER_EXTRACTIVE_CODE
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
-                 for s in split_sentences(_body(c)) if not looks_like_instruction(s) and not is_filler(s)]
+                 for s in _quotable(_body(c), code) if not looks_like_instruction(s) and not is_filler(s)]
     identifiers = [t[1:] for t in exact_terms(question)]
     naming = [s for s in sentences if any(names(i, s.text.lower()) or i == s.entity for i in identifiers)]
     if naming:
@@ -290,9 +295,48 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         return _conflict_answer(list(best.values())[:3])
     picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
-    text = " ".join(f"{p.text} [{p.candidate.chunk_id}]" for p in picked)
+    text = _quote(picked, listings=code == "attach")
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
+
+
+def _quotable(body: str, code: str) -> list[str]:
+    """The chunk's sentences as the answer may quote them. A line of code is quoted like a
+    sentence (`quote`), left out (`prose`, `attach`), or (`whole`) read as the whole listing it
+    belongs to, once; a line that is a listing of its own is quoted when it is a statement, not a
+    fragment cut from one."""
+    pieces = split_sentences(body)
+    if code == "quote":
+        return pieces
+    if code != "whole":
+        return [p for p in pieces if not is_code(p)]
+    quotable: list[str] = []
+    for piece in pieces:
+        if is_code(piece):
+            listing = enclosing_listing(body, piece, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
+                                        max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
+            if "\n" in listing:
+                piece = listing
+            elif is_fragment(piece):
+                piece = ""
+        if piece and piece not in quotable:
+            quotable.append(piece)
+    return quotable
+
+
+def _quote(picked: list[_Sentence], *, listings: bool) -> str:
+    """The picked sentences, each cited; with `listings`, the first that introduces a listing of
+    its chunk is followed by it, on lines of their own (one listing an answer: a quote, not a page)."""
+    text, shown, after_listing = "", False, False
+    for p in picked:
+        listing = "" if shown or not listings else listing_after(
+            _body(p.candidate), p.text, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
+            max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
+        if text:
+            text += "\n" if after_listing or "\n" in p.text else " "
+        text += f"{p.text}\n{listing} [{p.candidate.chunk_id}]" if listing else f"{p.text} [{p.candidate.chunk_id}]"
+        after_listing, shown = bool(listing) or "\n" in p.text, shown or bool(listing)
+    return text
 
 
 def default_of(text: str) -> str:

@@ -1,0 +1,176 @@
+"""Code listings in the offline answer (docs/decisions/0084): a line of code is never quoted as a
+sentence; with `attach`, the listing a quoted sentence introduces follows it whole, verbatim."""
+
+from __future__ import annotations
+
+import pytest
+
+from answering.pipeline.citations import finalize
+from answering.pipeline.extractive import _quotable, extract_answer, split_sentences
+from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
+from answering.tests.test_extractive import candidate
+
+RANGES = "8.17. Range Types > 8.17.10. Constraints on Ranges"
+RANGES_BODY = (
+    "While UNIQUE is a natural constraint for scalar values, it is usually unsuitable for range types. "
+    "Instead, an exclusion constraint is often more appropriate (see CREATE TABLE... CONSTRAINT... EXCLUDE). "
+    "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type. "
+    "For example:\n"
+    "CREATE TABLE reservation (\n"
+    "    during tsrange,\n"
+    "    EXCLUDE USING GIST (during WITH &&)\n"
+    ");\n"
+    "That constraint will prevent any overlapping values from existing in the table at the same time:\n"
+    "INSERT INTO reservation VALUES\n"
+    "    ('[2010-01-01 11:30, 2010-01-01 15:00)');\n"
+    "INSERT 0 1\n"
+    "You can use the btree_gist extension to define exclusion constraints on plain scalar data types.\n"
+    "CREATE TABLE room_reservation ("
+)
+LISTING = "CREATE TABLE reservation (\n    during tsrange,\n    EXCLUDE USING GIST (during WITH &&)\n);"
+QUESTION = "Room bookings have a start and end time. How do I make the database refuse a booking that overlaps another?"
+
+
+@pytest.mark.parametrize("line", [
+    "CREATE TABLE room_reservation (",
+    "WHERE to_tsvector('english', body) @@ to_tsquery('english', 'friend');",
+    "ERROR:  conflicting key value violates exclusion constraint \"reservation_during_excl\"",
+    "def validate_even(value):",
+    "class OneToOneField ( to, on_delete, parent_link = False, ** options) [source]",
+    "transaction.on_commit(lambda: some_celery_task.delay('arg1'))",
+    ">>> from datetime import date",
+    "$ ./manage.py migrate --database=customers",
+    "{% for story in story_list %}",
+    "# Do some custom checks and add messages to `errors`:",
+    "-- the same query, written with a join",
+    "from django.db.migrations.writer import MigrationWriter",
+    "<p>You have permission to do something in the foo app.</p>",
+    "[ FETCH { FIRST | NEXT } [ count ] { ROW | ROWS } ONLY ]",
+])
+def test_a_line_of_code_is_code(line: str) -> None:
+    assert is_code(line)
+
+
+@pytest.mark.parametrize("line", [
+    "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type.",
+    "Open Admin, then Billing, then Add-ons.",
+    "Adjust `auto_close_after_hours` under Admin, then Automation.",
+    "ON CONFLICT DO UPDATE SET table_name.col = 1 is invalid (this follows the general behavior for UPDATE).",
+    "The default is 30 seconds.",
+    "<p class=\"help\"> is replaced with a <div> tag to allow including lists inside help text.",
+    "Note",
+    "Severity levels are:",
+])
+def test_a_sentence_that_names_code_is_prose(line: str) -> None:
+    assert not is_code(line)
+
+
+def test_the_listing_a_sentence_announces_is_taken_whole_and_verbatim() -> None:
+    sentence = "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type."
+    listing = listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=400)
+    assert listing == f"For example:\n{LISTING}"
+    assert listing in RANGES_BODY
+
+
+def test_no_listing_after_a_sentence_that_does_not_announce_one() -> None:
+    assert listing_after(RANGES_BODY, "INSERT 0 1", max_lines=8, max_chars=400) == ""
+    sentence = "Instead, an exclusion constraint is often more appropriate (see CREATE TABLE... CONSTRAINT... EXCLUDE)."
+    assert listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=400) == ""
+
+
+def test_a_listing_too_long_or_cut_by_the_chunks_end_is_not_shown() -> None:
+    sentence = "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type."
+    assert listing_after(RANGES_BODY, sentence, max_lines=3, max_chars=400) == ""
+    assert listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=40) == ""
+    cut = RANGES_BODY[: RANGES_BODY.index(");")]
+    assert listing_after(cut, sentence, max_lines=8, max_chars=400) == ""
+
+
+def test_an_abbreviation_does_not_end_a_sentence() -> None:
+    assert split_sentences("To reach it from other machines, use its own IP address (e.g. 192.168.2.1 or "
+                           "10.0.0.1). Note that the default address is not reachable.") == [
+        "To reach it from other machines, use its own IP address (e.g. 192.168.2.1 or 10.0.0.1).",
+        "Note that the default address is not reachable."]
+
+
+def _answer(settings: object, mode: str) -> str:
+    settings.ANSWER_EXTRACTIVE_CODE = mode  # type: ignore[attr-defined]
+    draft = extract_answer(QUESTION, [candidate(5, RANGES, RANGES_BODY)])
+    assert not draft.declined
+    return draft.text
+
+
+def test_quoting_code_as_prose_is_what_the_setting_turns_off(settings: object) -> None:
+    # The setting is what keeps half a statement out: with `quote` the fragment is quoted.
+    assert "CREATE TABLE room_reservation (" in _answer(settings, "quote")
+    for mode in ("prose", "attach"):
+        text = _answer(settings, mode)
+        assert not any(is_code(line) for line in text.split("\n") if "[5]" in line and mode == "prose"), text
+        assert "CREATE TABLE room_reservation (" not in text, text
+
+
+def test_an_attached_listing_follows_its_sentence_whole(settings: object) -> None:
+    text = _answer(settings, "attach")
+    introduced = [s for s in split_sentences(RANGES_BODY) if not is_code(s) and f"{s}\n" in text]
+    assert len(introduced) == 1, text
+    listing = listing_after(RANGES_BODY, introduced[0], max_lines=8, max_chars=400)
+    assert listing and f"{introduced[0]}\n{listing} [5]" in text, text  # indentation kept
+    assert "CREATE TABLE room_reservation (" not in text, text
+
+
+@pytest.mark.parametrize(("line", "fragment"), [
+    ("CREATE TABLE room_reservation (", True),
+    ("    during tsrange,", True),
+    (");", True),
+    ("id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)", False),
+    ("EMAIL_BACKEND = 'django.core.mail.backends.console.EmailBackend'", False),
+    ("    ('[2010-01-01 11:30, 2010-01-01 15:00)');", False),  # brackets inside a string are data
+    ("    def items(self):", True),
+    ("# Do some custom checks and add messages to `errors`:", True),
+])
+def test_a_fragment_is_a_statement_cut_short(line: str, fragment: bool) -> None:
+    assert is_fragment(line) is fragment
+
+
+def test_whole_quotes_a_fragment_as_its_whole_listing_once(settings: object) -> None:
+    settings.ANSWER_EXTRACTIVE_CODE = "whole"  # type: ignore[attr-defined]
+    pieces = _quotable(RANGES_BODY, "whole")
+    assert LISTING in pieces and pieces.count(LISTING) == 1
+    assert not any(is_code(p) and is_fragment(p) and "\n" not in p for p in pieces), pieces
+    # The room_reservation statement is cut by the chunk's end: no piece of it is quoted.
+    assert not any("room_reservation" in p for p in pieces), pieces
+    assert enclosing_listing(RANGES_BODY, "CREATE TABLE room_reservation (", max_lines=8, max_chars=400) == ""
+
+
+def test_a_listing_over_the_limits_is_not_quoted_at_all(settings: object) -> None:
+    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 3  # type: ignore[attr-defined]
+    pieces = _quotable(RANGES_BODY, "whole")
+    assert not any("tsrange" in p for p in pieces), pieces
+
+
+def test_an_answer_quoting_a_listing_keeps_its_lines_and_indentation(settings: object) -> None:
+    settings.ANSWER_EXTRACTIVE_CODE = "whole"  # type: ignore[attr-defined]
+    context = [candidate(5, RANGES, f"{LISTING}\nINSERT 0 1 is what a successful insert prints.")]
+    draft = extract_answer("What does a CREATE TABLE with an EXCLUDE USING GIST constraint on a tsrange look like?",
+                           context)
+    cited = finalize(draft, context)
+    assert f"{LISTING} [1]" in cited.text, cited.text
+
+
+def test_a_listing_the_chunk_cut_is_not_quoted() -> None:
+    body = "Write the feed as a class:\nclass LatestEntries(Feed):\n    title = 'News'\n    def items(self):"
+    assert enclosing_listing(body, "class LatestEntries(Feed):", max_lines=8, max_chars=400) == ""
+    tail = "    return Entry.objects.all()\nclass Other(Feed):\n    title = 'Other'"
+    assert enclosing_listing(tail, "class Other(Feed):", max_lines=8, max_chars=400) == ""
+    whole = "Write the feed as a class:\nclass LatestEntries(Feed):\n    title = 'News'\nThat is all it takes."
+    assert enclosing_listing(whole, "class LatestEntries(Feed):", max_lines=8, max_chars=400) == (
+        "class LatestEntries(Feed):\n    title = 'News'")
+
+
+def test_a_listing_whose_brackets_do_not_close_is_not_quoted() -> None:
+    body = "Find the orders of active customers:\nSELECT * FROM orders WHERE customer_id IN (SELECT id\n    FROM customers"
+    assert enclosing_listing(body, "SELECT * FROM orders WHERE customer_id IN (SELECT id",
+                             max_lines=8, max_chars=400) == ""
+    closed = f"{body})\nThat query returns every order."
+    assert enclosing_listing(closed, "SELECT * FROM orders WHERE customer_id IN (SELECT id",
+                             max_lines=8, max_chars=400).endswith("FROM customers)")
