@@ -395,16 +395,13 @@ ANSWER_EXTRACTIVE_LEXICAL_IDF = env_bool("ANSWER_EXTRACTIVE_LEXICAL_IDF", defaul
 # reading (a second encoding of every sentence); `off` never (docs/decisions/0057).
 ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="rescue",
                                         choices=("off", "rescue", "score"))
-# A line of a code listing is never quoted as a sentence of its own: `quote` quotes it like
-# prose; `prose` leaves it out; `attach` leaves it out and shows the listing a quoted sentence
-# introduces under it, whole; `whole` quotes a line of code that is a statement of its own and
-# replaces a fragment ("CREATE TABLE t (") by its whole listing. A listing is shown only whole,
-# with at most ANSWER_EXTRACTIVE_LISTING_LINES lines and ANSWER_EXTRACTIVE_LISTING_CHARS
-# characters (docs/decisions/0084).
-ANSWER_EXTRACTIVE_CODE = env_choice("ANSWER_EXTRACTIVE_CODE", default="quote",
-                                    choices=("quote", "prose", "attach", "whole"))
-ANSWER_EXTRACTIVE_LISTING_LINES = env_int("ANSWER_EXTRACTIVE_LISTING_LINES", default=8)
-ANSWER_EXTRACTIVE_LISTING_CHARS = env_int("ANSWER_EXTRACTIVE_LISTING_CHARS", default=400)
+# A line of a code listing is read as the whole listing it belongs to (`whole`: "CREATE TABLE t ("
+# is never quoted alone; a listing cut by the chunk, or longer than ANSWER_EXTRACTIVE_LISTING_LINES
+# lines or ANSWER_EXTRACTIVE_LISTING_CHARS characters, is not quoted at all), or quoted line by
+# line like prose (`quote`, before docs/decisions/0084).
+ANSWER_EXTRACTIVE_CODE = env_choice("ANSWER_EXTRACTIVE_CODE", default="whole", choices=("quote", "whole"))
+ANSWER_EXTRACTIVE_LISTING_LINES = env_int("ANSWER_EXTRACTIVE_LISTING_LINES", default=8, minimum=1)
+ANSWER_EXTRACTIVE_LISTING_CHARS = env_int("ANSWER_EXTRACTIVE_LISTING_CHARS", default=400, minimum=1)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
 ANSWER_ABSTAIN_TEXT = env_str(

@@ -83,11 +83,8 @@ ARMS: dict[str, Arm] = {
     "hybrid_logit_penalty_05": Arm({"ANSWER_EXTRACTIVE_LOGIT_PENALTY": 0.05}),
     "hybrid_logit_penalty_10": Arm({"ANSWER_EXTRACTIVE_LOGIT_PENALTY": 0.10}),
     "hybrid_lexical_idf": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True}),
-    # Code listings in the extractive answer (0084): lines of code left out, or left out and
-    # shown whole under the sentence that introduces them.
-    "code_as_prose_left_out": Arm({"ANSWER_EXTRACTIVE_CODE": "prose"}),
-    "code_listing_attached": Arm({"ANSWER_EXTRACTIVE_CODE": "attach"}),
-    "code_fragments_whole": Arm({"ANSWER_EXTRACTIVE_CODE": "whole"}),
+    # A line of code quoted like a sentence, as before 0084 (the default reads it as its whole listing).
+    "code_quoted_as_lines": Arm({"ANSWER_EXTRACTIVE_CODE": "quote"}),
     "hybrid_lexical_idf_penalty_20": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True, "ANSWER_EXTRACTIVE_RANK_PENALTY": 0.20}),
     "hybrid_diversify_first": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True}),
     "hybrid_diversify_first_depth_10": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True, "RETRIEVAL_RERANK_DEPTH": 10}),

@@ -22,6 +22,9 @@ from retrieval.search import Candidate, ChunkRef
 # in the answer.
 MARKER = re.compile(r"\[(\d+)\]")
 _CLAIM_SPLIT = re.compile(r"(?<=[.!?])\s+")
+# A quoted listing's line (indented, or behind the interpreter's prompt) keeps its spacing; in
+# any other line runs of spaces collapse and no space stands before a full stop or comma.
+_LISTING_LINE = re.compile(r"^(?:[ \t]|>>> |\.\.\. )")
 
 
 @dataclass
@@ -106,8 +109,8 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
         return f"[{number}]" if number else ""
 
     text = MARKER.sub(renumber, draft.text)
-    # Runs of spaces inside a line collapse; a quoted listing's indentation, at a line's start, stays.
-    text = re.sub(r"[ \t]+([.,;])", r"\1", re.sub(r"(?<=\S)[ \t]{2,}", " ", text)).strip()
+    text = "\n".join(line if _LISTING_LINE.match(line) else re.sub(r"[ \t]+([.,;])", r"\1", re.sub(r"[ \t]{2,}", " ", line))
+                     for line in text.split("\n")).strip()
     if not sources:
         flags.append("no valid citation: the answer carries no sources")
     return CitedAnswer(text=text, sources=sources, flags=flags)

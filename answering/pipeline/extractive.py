@@ -23,7 +23,7 @@ import numpy as np
 from django.conf import settings
 
 from answering.pipeline.drafts import Draft
-from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
+from answering.pipeline.listings import enclosing_listing, is_code, is_fragment
 from corpus.chunking import HEADING_SEPARATOR
 from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
@@ -295,21 +295,18 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         return _conflict_answer(list(best.values())[:3])
     picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
-    text = _quote(picked, listings=code == "attach")
+    text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
 
 
 def _quotable(body: str, code: str) -> list[str]:
-    """The chunk's sentences as the answer may quote them. A line of code is quoted like a
-    sentence (`quote`), left out (`prose`, `attach`), or (`whole`) read as the whole listing it
-    belongs to, once; a line that is a listing of its own is quoted when it is a statement, not a
-    fragment cut from one."""
+    """The chunk's sentences as the answer may quote them. With `whole`, a line of code is read
+    as the whole listing it belongs to, once; a listing of one line is quoted when it is a
+    statement of its own, never when it is a fragment cut from one (docs/decisions/0084)."""
     pieces = split_sentences(body)
     if code == "quote":
         return pieces
-    if code != "whole":
-        return [p for p in pieces if not is_code(p)]
     quotable: list[str] = []
     for piece in pieces:
         if is_code(piece):
@@ -324,18 +321,14 @@ def _quotable(body: str, code: str) -> list[str]:
     return quotable
 
 
-def _quote(picked: list[_Sentence], *, listings: bool) -> str:
-    """The picked sentences, each cited; with `listings`, the first that introduces a listing of
-    its chunk is followed by it, on lines of their own (one listing an answer: a quote, not a page)."""
-    text, shown, after_listing = "", False, False
+def _quote(picked: list[_Sentence]) -> str:
+    """The picked sentences, each cited; a listing stands on lines of its own."""
+    text, listing = "", False
     for p in picked:
-        listing = "" if shown or not listings else listing_after(
-            _body(p.candidate), p.text, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
-            max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
         if text:
-            text += "\n" if after_listing or "\n" in p.text else " "
-        text += f"{p.text}\n{listing} [{p.candidate.chunk_id}]" if listing else f"{p.text} [{p.candidate.chunk_id}]"
-        after_listing, shown = bool(listing) or "\n" in p.text, shown or bool(listing)
+            text += "\n" if listing or "\n" in p.text else " "
+        text += f"{p.text} [{p.candidate.chunk_id}]"
+        listing = "\n" in p.text
     return text
 
 

@@ -122,34 +122,3 @@ def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) 
     if cut or end - start > max_lines or len(listing) > max_chars or not _balanced(listing):
         return ""
     return listing
-
-
-def listing_after(body: str, sentence: str, *, max_lines: int, max_chars: int) -> str:
-    """The listing a sentence introduces, verbatim from `body`: the lines of code that follow
-    the sentence's own line, when the sentence or a short opener after it on that line ("For
-    example:") ends in a colon.
-
-    "" when the sentence is not followed by code, when the listing is longer than the limits
-    (half a listing is the fragment this module exists to avoid), or when it runs to the end of
-    the chunk, where the next chunk may hold the rest of the statement."""
-    at = body.find(sentence)
-    if at < 0:
-        return ""
-    line_end = body.find("\n", at + len(sentence))
-    if line_end < 0:
-        return ""
-    opener = body[at + len(sentence):line_end].strip()
-    if not (opener or sentence).endswith(":") or len(opener) > 60:
-        return ""  # a line of code after a sentence that does not announce it is a term or a table's row
-    lines: list[str] = []
-    rest = body[line_end + 1:].rstrip().split("\n")
-    for line in rest:
-        if not (is_code(line) if not lines else _continues(line)):
-            break
-        lines.append(line)
-    if not lines or len(lines) == len(rest):
-        return ""
-    listing = "\n".join(lines)
-    if len(lines) > max_lines or len(listing) > max_chars:
-        return ""
-    return f"{opener}\n{listing}" if opener else listing

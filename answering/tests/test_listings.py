@@ -1,5 +1,6 @@
-"""Code listings in the offline answer (docs/decisions/0084): a line of code is never quoted as a
-sentence; with `attach`, the listing a quoted sentence introduces follows it whole, verbatim."""
+"""Code listings in the offline answer (docs/decisions/0084): a line of code is read as the whole
+listing it belongs to; a fragment of a statement is never quoted alone, and a listing is quoted
+whole and verbatim or not at all."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from answering.pipeline.citations import finalize
 from answering.pipeline.extractive import _quotable, extract_answer, split_sentences
-from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
+from answering.pipeline.listings import enclosing_listing, is_code, is_fragment
 from answering.tests.test_extractive import candidate
 
 RANGES = "8.17. Range Types > 8.17.10. Constraints on Ranges"
@@ -65,27 +66,6 @@ def test_a_sentence_that_names_code_is_prose(line: str) -> None:
     assert not is_code(line)
 
 
-def test_the_listing_a_sentence_announces_is_taken_whole_and_verbatim() -> None:
-    sentence = "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type."
-    listing = listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=400)
-    assert listing == f"For example:\n{LISTING}"
-    assert listing in RANGES_BODY
-
-
-def test_no_listing_after_a_sentence_that_does_not_announce_one() -> None:
-    assert listing_after(RANGES_BODY, "INSERT 0 1", max_lines=8, max_chars=400) == ""
-    sentence = "Instead, an exclusion constraint is often more appropriate (see CREATE TABLE... CONSTRAINT... EXCLUDE)."
-    assert listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=400) == ""
-
-
-def test_a_listing_too_long_or_cut_by_the_chunks_end_is_not_shown() -> None:
-    sentence = "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type."
-    assert listing_after(RANGES_BODY, sentence, max_lines=3, max_chars=400) == ""
-    assert listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=40) == ""
-    cut = RANGES_BODY[: RANGES_BODY.index(");")]
-    assert listing_after(cut, sentence, max_lines=8, max_chars=400) == ""
-
-
 def test_an_abbreviation_does_not_end_a_sentence() -> None:
     assert split_sentences("To reach it from other machines, use its own IP address (e.g. 192.168.2.1 or "
                            "10.0.0.1). Note that the default address is not reachable.") == [
@@ -100,22 +80,17 @@ def _answer(settings: object, mode: str) -> str:
     return draft.text
 
 
-def test_quoting_code_as_prose_is_what_the_setting_turns_off(settings: object) -> None:
-    # The setting is what keeps half a statement out: with `quote` the fragment is quoted.
+def test_a_fragment_of_a_statement_is_what_quote_would_quote(settings: object) -> None:
+    # `quote` (before 0084) quotes half a statement; the default never does.
     assert "CREATE TABLE room_reservation (" in _answer(settings, "quote")
-    for mode in ("prose", "attach"):
-        text = _answer(settings, mode)
-        assert not any(is_code(line) for line in text.split("\n") if "[5]" in line and mode == "prose"), text
-        assert "CREATE TABLE room_reservation (" not in text, text
+    text = _answer(settings, "whole")
+    assert "room_reservation" not in text, text
+    assert "CREATE TABLE reservation (" not in text or LISTING in text, text  # whole, or not at all
 
 
-def test_an_attached_listing_follows_its_sentence_whole(settings: object) -> None:
-    text = _answer(settings, "attach")
-    introduced = [s for s in split_sentences(RANGES_BODY) if not is_code(s) and f"{s}\n" in text]
-    assert len(introduced) == 1, text
-    listing = listing_after(RANGES_BODY, introduced[0], max_lines=8, max_chars=400)
-    assert listing and f"{introduced[0]}\n{listing} [5]" in text, text  # indentation kept
-    assert "CREATE TABLE room_reservation (" not in text, text
+def test_whole_is_the_default() -> None:
+    draft = extract_answer(QUESTION, [candidate(5, RANGES, RANGES_BODY)])
+    assert "room_reservation" not in draft.text, draft.text
 
 
 @pytest.mark.parametrize(("line", "fragment"), [
@@ -174,3 +149,11 @@ def test_a_listing_whose_brackets_do_not_close_is_not_quoted() -> None:
     closed = f"{body})\nThat query returns every order."
     assert enclosing_listing(closed, "SELECT * FROM orders WHERE customer_id IN (SELECT id",
                              max_lines=8, max_chars=400).endswith("FROM customers)")
+
+
+def test_a_prompts_indentation_survives_the_answers_clean_up() -> None:
+    body = "Chaining is turned off with from None:\n>>> try:\n...     print(1 / 0)\n... except:\n...     raise RuntimeError('bad') from None\nThat is all."
+    context = [candidate(5, "8.5. Exception Chaining", body)]
+    draft = extract_answer("How do I raise RuntimeError from None inside except to print(1 / 0)?", context)
+    cited = finalize(draft, context)
+    assert "...     print(1 / 0)" in cited.text, cited.text
