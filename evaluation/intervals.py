@@ -65,11 +65,14 @@ def case_values(cases: Sequence[dict[str, Any]], retrieval_types: Collection[str
         "page_recall@1": lambda r: _hit(r, 1), "page_recall@5": lambda r: _hit(r, 5),
         "page_recall@10": lambda r: _hit(r, 10), "page_mrr": _rr,
     }
-    values: dict[str, dict[str, float]] = {name: {} for name in [*page, "must_abstain_recall", "false_abstention"]}
+    values: dict[str, dict[str, float]] = {name: {} for name in [*page, "must_abstain_recall", "false_abstention",
+                                                                 "fact_coverage"]}
     for case in cases:
         if case["type"] in retrieval_types:
             for name, score in page.items():
                 values[name][case["id"]] = score(case.get("page_hit_rank"))
+        if case.get("fact_coverage") is not None:
+            values["fact_coverage"][case["id"]] = float(case["fact_coverage"])
         if "action" not in case:
             continue  # retrieval-only arms say nothing about abstention
         escalated = 1.0 if case["action"] == "escalated" else 0.0
@@ -91,8 +94,9 @@ def _summary(by_case: dict[str, float], **options: Any) -> dict[str, Any] | None
 
 def compare(values: dict[str, dict[str, float]], base: dict[str, dict[str, float]], *, k_metric: str = "page_recall@5",
             **options: Any) -> dict[str, Any]:
-    """Cases this arm finds at @5 and the base misses (wins), and the reverse (losses)."""
-    mine, theirs = values[k_metric], base[k_metric]
+    """Cases this arm scores higher on `k_metric` than the base (wins: the right page in the top 5
+    that the base misses; for fact_coverage, more of the must-contain facts), and the reverse."""
+    mine, theirs = values.get(k_metric, {}), base.get(k_metric, {})
     shared = [case_id for case_id in mine if case_id in theirs]
     wins = [c for c in shared if mine[c] > theirs[c]]
     losses = [c for c in shared if mine[c] < theirs[c]]
@@ -115,5 +119,7 @@ def report_intervals(report: dict[str, Any], *, retrieval_types: Collection[str]
     for arm, values in ran.items():
         block["arms"][arm] = {name: _summary(by_case, **options) for name, by_case in values.items()}
         if base_arm is not None and arm != base_arm:
-            block["against_base"][arm] = compare(values, ran[base_arm], **options)
+            # An answer-side change moves facts, not pages: its cases are compared on both.
+            block["against_base"][arm] = {**compare(values, ran[base_arm], **options),
+                                          "facts": compare(values, ran[base_arm], k_metric="fact_coverage", **options)}
     return block

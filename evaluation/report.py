@@ -68,13 +68,20 @@ def comparison_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 INTERVAL_METRICS = ("page_recall@1", "page_recall@5", "page_recall@10", "page_mrr", "must_abstain_recall",
-                    "false_abstention")
+                    "false_abstention", "fact_coverage")
 
 
 def _bounded(summary: dict[str, Any] | None) -> str:
     if not summary:
         return "–"
     return f"{summary['value']} [{summary['low']}, {summary['high']}]"
+
+
+def _facts(versus: dict[str, Any] | None) -> str:
+    if not versus or not (versus["wins"] or versus["losses"] or versus["ties"]):
+        return ""
+    moved = f"+{', '.join(versus['wins']) or '–'} / −{', '.join(versus['losses']) or '–'}"
+    return f"{moved}; Δ {_bounded(versus['delta'])}" if versus["delta"]["low"] is not None else moved
 
 
 def interval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -88,6 +95,7 @@ def interval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "n": (metrics.get("page_recall@5") or {}).get("n"),
             "wins": ", ".join(versus["wins"]) if versus else "", "losses": ", ".join(versus["losses"]) if versus else "",
             "delta": _bounded(versus["delta"]) if versus and versus["delta"]["low"] is not None else "",
+            "facts": _facts(versus.get("facts") if versus else None),
         })
     return rows
 

@@ -52,15 +52,17 @@ def test_wins_and_losses_name_the_cases() -> None:
     assert result["delta"]["low"] <= 0.25 <= result["delta"]["high"]
 
 
-def _case(case_id: str, rank: int | None, *, kind: str = "normal", action: str = "answered") -> dict[str, Any]:
+def _case(case_id: str, rank: int | None, *, kind: str = "normal", action: str = "answered",
+          facts: float | None = None) -> dict[str, Any]:
     return {"id": case_id, "type": kind, "action": action, "page_hit_rank": rank, "hit_rank": rank,
-            "expected": [] if kind == "must_abstain" else ["doc:x"], "retrieved": []}
+            "expected": [] if kind == "must_abstain" else ["doc:x"], "retrieved": [], "fact_coverage": facts}
 
 
 def _report() -> dict[str, Any]:
-    base = [_case("q1", 1), _case("q2", 7), _case("q3", None, action="escalated"), _case("q4", 2),
+    base = [_case("q1", 1, facts=1.0), _case("q2", 7, facts=0.0), _case("q3", None, action="escalated", facts=0.0),
+            _case("q4", 2, facts=0.5),
             _case("x1", None, kind="must_abstain", action="escalated"), _case("x2", None, kind="must_abstain")]
-    other = [_case("q1", 3), _case("q2", 2), _case("q3", 1), _case("q4", None),
+    other = [_case("q1", 3, facts=1.0), _case("q2", 2, facts=1.0), _case("q3", 1, facts=0.0), _case("q4", None, facts=0.0),
              _case("x1", None, kind="must_abstain"), _case("x2", None, kind="must_abstain")]
     return {"golden": "g.yaml", "tenant": "t", "ks": [1, 5, 10], "errors": [], "judge": {"note": ""},
             "arms": {"hybrid": {"metrics": {}, "cases": base, "hard_failures": []},
@@ -81,6 +83,19 @@ def test_report_block_per_arm_and_against_the_first_arm() -> None:
     versus = block["against_base"]["vector"]
     assert versus["wins"] == ["q2", "q3"] and versus["losses"] == ["q4"]
     assert "multi_query" not in block["against_base"]
+    assert hybrid["fact_coverage"]["value"] == 0.375 and hybrid["fact_coverage"]["n"] == 4
+    facts = versus["facts"]
+    assert facts["wins"] == ["q2"] and facts["losses"] == ["q4"] and facts["ties"] == 2
+    assert facts["delta"]["value"] == 0.125
+
+
+def test_a_case_without_facts_to_check_counts_for_no_fact_metric() -> None:
+    report = _report()
+    for arm in ("hybrid", "vector"):
+        report["arms"][arm]["cases"][0]["fact_coverage"] = None
+    block = report_intervals(report, retrieval_types=RETRIEVAL)
+    assert block["arms"]["hybrid"]["fact_coverage"]["n"] == 3
+    assert "q1" not in block["against_base"]["vector"]["facts"]["wins"] + block["against_base"]["vector"]["facts"]["losses"]
 
 
 def test_html_report_shows_intervals_and_wins() -> None:
@@ -90,3 +105,4 @@ def test_html_report_shows_intervals_and_wins() -> None:
     assert "95% interval" in html
     assert "0.5 [" in html  # hybrid page recall@5 with its bounds
     assert "q2, q3" in html and "q4" in html
+    assert "+q2 / −q4; Δ 0.125 [" in html  # facts gained and lost, with the paired interval
