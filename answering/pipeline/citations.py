@@ -87,6 +87,10 @@ def context_sources(context: list[Candidate]) -> list[dict[str, Any]]:
     return out
 
 
+def _tidy(line: str) -> str:
+    return re.sub(r"[ \t]+([.,;])", r"\1", re.sub(r"[ \t]{2,}", " ", line))
+
+
 def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
     """Keep cited chunks that were in the context, one source per document, renumber markers."""
     by_id = {c.chunk_id: c for c in context}
@@ -109,8 +113,7 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
         return f"[{number}]" if number else ""
 
     text = MARKER.sub(renumber, draft.text)
-    text = "\n".join(line if _LISTING_LINE.match(line) else re.sub(r"[ \t]+([.,;])", r"\1", re.sub(r"[ \t]{2,}", " ", line))
-                     for line in text.split("\n")).strip()
+    text = "\n".join(line if _LISTING_LINE.match(line) else _tidy(line) for line in text.split("\n")).strip()
     if not sources:
         flags.append("no valid citation: the answer carries no sources")
     return CitedAnswer(text=text, sources=sources, flags=flags)

@@ -1,4 +1,4 @@
-"""Code in a chunk's text: which of its lines are a listing, and the listing a sentence introduces.
+"""Code in a chunk's text: which of its lines are a listing's, and the whole listing a line belongs to.
 
 Documentation shows its examples as listings under the sentence that explains them ("…such as
 “non-overlapping” on a range type. For example:" and the CREATE TABLE below it). A chunk keeps
@@ -22,6 +22,8 @@ def _is_prose_word(token: str) -> bool:
     `SELECT`, `x::int`, `'friend');` and `=` are not."""
     core = token.strip(_WRAPPING)
     return bool(core) and core[0].islower() and core.replace("-", "").replace("'", "").replace("’", "").isalpha()
+
+
 # How a line of code, a prompt or a server's output opens: a shell or psql prompt, the
 # interpreter's, a message level, a template tag, a decorator, a comment, an import, a
 # definition, a Python statement that ends as one.
@@ -35,6 +37,9 @@ _MARKUP = re.compile(r"^<[A-Za-z/!][^>]*>.*>$")  # a line of HTML, not a sentenc
 # How a statement, an argument list or a signature line ends; prose does not end so.
 _CODE_END = re.compile(r"(?:[({\[,;\\=]|\[source\])$")
 _SENTENCE_END = re.compile(r"[.!?][)\"'”’]*$")
+_COMMENT = re.compile(r"^(?:#|--|//|/\*)")
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+_LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a bracket in a string ('[2010-01-01, 2010-01-02)') is data
 
 
 def is_code(line: str) -> bool:
@@ -66,12 +71,6 @@ def _continues(line: str) -> bool:
     return bool(line.strip()) and (line[0] in " \t" or is_code(line))
 
 
-_PAIRS = {")": "(", "]": "[", "}": "{"}
-
-
-_COMMENT = re.compile(r"^(?:#|--|//|/\*)")
-
-
 def _goes_on(text: str) -> bool:
     """Whether a line of code ends where its statement goes on: "(", ",", "def items(self):"."""
     return text.endswith(":") or (bool(_CODE_END.search(text)) and not text.endswith(";"))
@@ -94,9 +93,6 @@ def is_fragment(line: str) -> bool:
     return bool(depth)
 
 
-_LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")  # a bracket in a string ('[2010-01-01, 2010-01-02)') is data
-
-
 def _balanced(text: str) -> bool:
     code = _LITERAL.sub("", text)
     return all(code.count(close) == code.count(open_) for close, open_ in _PAIRS.items())
@@ -105,8 +101,8 @@ def _balanced(text: str) -> bool:
 def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) -> str:
     """The whole listing a fragment of code belongs to, verbatim from `body`: the run of code
     and indented lines around the fragment's line. "" when it is longer than the limits, or when
-    the chunk cut it: its brackets do not close, its first line is indented, or its last line is
-    a fragment (the rest of the statement is in the neighbouring chunk)."""
+    the chunk cut it: its brackets do not close, its first line is indented, or its last line
+    ends where its statement goes on (the rest is in the neighbouring chunk)."""
     lines = body.split("\n")
     at = next((i for i, line in enumerate(lines) if piece in line), None)
     if at is None:

@@ -152,7 +152,8 @@ def test_a_listing_whose_brackets_do_not_close_is_not_quoted() -> None:
 
 
 def test_a_prompts_indentation_survives_the_answers_clean_up() -> None:
-    body = "Chaining is turned off with from None:\n>>> try:\n...     print(1 / 0)\n... except:\n...     raise RuntimeError('bad') from None\nThat is all."
+    body = ("Chaining is turned off with from None:\n>>> try:\n...     print(1 / 0)\n... except:\n"
+            "...     raise RuntimeError('bad') from None\nThat is all.")
     context = [candidate(5, "8.5. Exception Chaining", body)]
     draft = extract_answer("How do I raise RuntimeError from None inside except to print(1 / 0)?", context)
     cited = finalize(draft, context)
