@@ -400,6 +400,9 @@ ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="r
 # lines or ANSWER_EXTRACTIVE_LISTING_CHARS characters, is not quoted at all), or quoted line by
 # line like prose (`quote`, before docs/decisions/0084).
 ANSWER_EXTRACTIVE_CODE = env_choice("ANSWER_EXTRACTIVE_CODE", default="whole", choices=("quote", "whole"))
+# With `whole`, a quoted sentence that announces a listing ("…looks something like this:") is
+# followed by it, when the answer does not quote that listing already (docs/decisions/0085).
+ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = env_bool("ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS", default=True)
 ANSWER_EXTRACTIVE_LISTING_LINES = env_int("ANSWER_EXTRACTIVE_LISTING_LINES", default=8, minimum=1)
 ANSWER_EXTRACTIVE_LISTING_CHARS = env_int("ANSWER_EXTRACTIVE_LISTING_CHARS", default=400, minimum=1)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.

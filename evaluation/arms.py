@@ -85,6 +85,8 @@ ARMS: dict[str, Arm] = {
     "hybrid_lexical_idf": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True}),
     # A line of code quoted like a sentence, as before 0084 (the default reads it as its whole listing).
     "code_quoted_as_lines": Arm({"ANSWER_EXTRACTIVE_CODE": "quote"}),
+    # A quoted sentence that announces a listing is not followed by it, as before 0085.
+    "announced_listings_off": Arm({"ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS": False}),
     "hybrid_lexical_idf_penalty_20": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True, "ANSWER_EXTRACTIVE_RANK_PENALTY": 0.20}),
     "hybrid_diversify_first": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True}),
     "hybrid_diversify_first_depth_10": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True, "RETRIEVAL_RERANK_DEPTH": 10}),

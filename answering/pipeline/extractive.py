@@ -23,7 +23,7 @@ import numpy as np
 from django.conf import settings
 
 from answering.pipeline.drafts import Draft
-from answering.pipeline.listings import enclosing_listing, is_code, is_fragment
+from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
 from corpus.chunking import HEADING_SEPARATOR
 from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
@@ -295,7 +295,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         return _conflict_answer(list(best.values())[:3])
     picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
-    text = _quote(picked)
+    text = _quote(picked, announced=settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS and code == "whole")
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
 
@@ -321,14 +321,21 @@ def _quotable(body: str, code: str) -> list[str]:
     return quotable
 
 
-def _quote(picked: list[_Sentence]) -> str:
-    """The picked sentences, each cited; a listing stands on lines of its own."""
-    text, listing = "", False
+def _quote(picked: list[_Sentence], *, announced: bool) -> str:
+    """The picked sentences, each cited; a listing stands on lines of its own. With `announced`,
+    the first sentence that announces a listing ("…looks something like this:") is followed by
+    it, unless the answer quotes that listing already: one shown listing an answer."""
+    text, after_listing, shown = "", False, any("\n" in p.text for p in picked)
     for p in picked:
+        listing = "" if shown or not announced else listing_after(
+            _body(p.candidate), p.text, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
+            max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
+        shown = shown or bool(listing)
         if text:
-            text += "\n" if listing or "\n" in p.text else " "
-        text += f"{p.text} [{p.candidate.chunk_id}]"
-        listing = "\n" in p.text
+            text += "\n" if after_listing or "\n" in p.text else " "
+        quoted = f"{p.text}\n{listing}" if listing else p.text
+        text += f"{quoted} [{p.candidate.chunk_id}]"
+        after_listing = "\n" in quoted
     return text
 
 

@@ -1,4 +1,5 @@
-"""Code in a chunk's text: which of its lines are a listing's, and the whole listing a line belongs to.
+"""Code in a chunk's text: which of its lines are a listing's, the whole listing a line belongs to,
+and the listing a sentence announces.
 
 Documentation shows its examples as listings under the sentence that explains them ("…such as
 “non-overlapping” on a range type. For example:" and the CREATE TABLE below it). A chunk keeps
@@ -99,14 +100,37 @@ def _balanced(text: str) -> bool:
 
 
 def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) -> str:
-    """The whole listing a fragment of code belongs to, verbatim from `body`: the run of code
-    and indented lines around the fragment's line. "" when it is longer than the limits, or when
-    the chunk cut it: its brackets do not close, its first line is indented, or its last line
-    ends where its statement goes on (the rest is in the neighbouring chunk)."""
+    """The whole listing a line of code belongs to, verbatim from `body`: the run of code and
+    indented lines around the piece's line. "" when it is longer than the limits, or when the
+    chunk cut it: its brackets do not close, its first line is indented, or its last line ends
+    where its statement goes on (the rest is in the neighbouring chunk)."""
     lines = body.split("\n")
     at = next((i for i, line in enumerate(lines) if piece in line), None)
-    if at is None:
+    return "" if at is None else _listing_at(lines, at, max_lines=max_lines, max_chars=max_chars)
+
+
+def listing_after(body: str, sentence: str, *, max_lines: int, max_chars: int) -> str:
+    """The listing a sentence announces, whole and verbatim: the one that starts on the line after
+    the sentence's, when the sentence ("A minimal application looks something like this:") or a
+    short opener after it on its line ("For example:") ends in a colon. The opener comes with it."""
+    at = body.find(sentence)
+    line_end = body.find("\n", at + len(sentence)) if at >= 0 else -1
+    if line_end < 0:
         return ""
+    opener = body[at + len(sentence):line_end].strip()
+    if not (opener or sentence).endswith(":") or len(opener) > 60:
+        return ""
+    lines = body.split("\n")
+    first = body.count("\n", 0, line_end) + 1
+    if first >= len(lines) or not is_code(lines[first]):
+        return ""
+    listing = _listing_at(lines, first, max_lines=max_lines, max_chars=max_chars)
+    if not listing.startswith(lines[first]):
+        return ""  # the announced line is the middle of a listing that began above the sentence
+    return f"{opener}\n{listing}" if opener and listing else listing
+
+
+def _listing_at(lines: list[str], at: int, *, max_lines: int, max_chars: int) -> str:
     start = at
     while start > 0 and lines[start - 1].strip() and (lines[start - 1][0] in " \t" or is_code(lines[start - 1])):
         start -= 1

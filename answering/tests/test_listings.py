@@ -8,7 +8,7 @@ import pytest
 
 from answering.pipeline.citations import finalize
 from answering.pipeline.extractive import _quotable, extract_answer, split_sentences
-from answering.pipeline.listings import enclosing_listing, is_code, is_fragment
+from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
 from answering.tests.test_extractive import candidate
 
 RANGES = "8.17. Range Types > 8.17.10. Constraints on Ranges"
@@ -158,3 +158,35 @@ def test_a_prompts_indentation_survives_the_answers_clean_up() -> None:
     draft = extract_answer("How do I raise RuntimeError from None inside except to print(1 / 0)?", context)
     cited = finalize(draft, context)
     assert "...     print(1 / 0)" in cited.text, cited.text
+
+
+ANNOUNCING = "Exclusion constraints allow the specification of constraints such as “ non-overlapping ” on a range type."
+FLASK = "Quickstart > A Minimal Application"
+FLASK_BODY = ("A minimal Flask application looks something like this:\nfrom flask import Flask\napp = Flask(__name__)\n"
+              "@app.route(\"/\")\ndef hello_world():\n    return \"<p>Hello, World!</p>\"\n"
+              "So what did that code do? First we imported the Flask class.")
+
+
+def test_the_listing_a_sentence_announces_comes_whole_with_its_opener() -> None:
+    assert listing_after(RANGES_BODY, ANNOUNCING, max_lines=8, max_chars=400) == f"For example:\n{LISTING}"
+    sentence = "A minimal Flask application looks something like this:"
+    assert listing_after(FLASK_BODY, sentence, max_lines=8, max_chars=400) == FLASK_BODY.split("\n", 1)[1].rsplit(
+        "\n", 1)[0]
+
+
+def test_a_sentence_that_announces_nothing_gets_no_listing() -> None:
+    sentence = "Instead, an exclusion constraint is often more appropriate (see CREATE TABLE... CONSTRAINT... EXCLUDE)."
+    assert listing_after(RANGES_BODY, sentence, max_lines=8, max_chars=400) == ""
+    assert listing_after(RANGES_BODY, ANNOUNCING, max_lines=3, max_chars=400) == ""  # too long: none at all
+
+
+def test_an_announced_listing_follows_its_sentence(settings: object) -> None:
+    context = [candidate(5, FLASK, FLASK_BODY)]
+    question = "What does a minimal Flask application look like?"
+    text = finalize(extract_answer(question, context), context).text  # the default shows it
+    listing = listing_after(FLASK_BODY, "A minimal Flask application looks something like this:",
+                            max_lines=8, max_chars=400)
+    assert f"A minimal Flask application looks something like this:\n{listing} [1]" in text, text
+    assert text.count("hello_world") == 1, text
+    settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = False  # type: ignore[attr-defined]
+    assert "hello_world" not in extract_answer(question, context).text
