@@ -181,6 +181,10 @@ ARMS: dict[str, Arm] = {
                                note="<dt> terms and Sphinx signatures join the heading path"),
     # The defaults, index rebuilt as a shadow: what a shadow arm moves with no setting changed (0083).
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
+    # Release notes held back for questions that do not ask about releases (0086): all but the
+    # first, and every one.
+    "release_notes_one": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 1}),
+    "release_notes_none": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 0}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

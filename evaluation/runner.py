@@ -195,7 +195,7 @@ def _retrieval_row(case: Case, retrieved: list[dict[str, Any]], relevant: dict[s
         "id": case.id, "type": case.type,
         "hit_rank": first_hit_rank(ranked, relevant.get(case.id, set())) if case.expected else None,
         "page_hit_rank": first_hit_rank(ranked, page_ids) if case.expected else None,
-        "retrieved": [f"{c['source_type']}:{c['slug']}#{c['heading_path']}" for c in retrieved[:5]],
+        "retrieved": [f"{c['source_type']}:{c['slug']}#{c['heading_path']}" for c in retrieved[:10]],
         "expected": [l.describe() for l in case.expected],
     }
 

@@ -28,6 +28,7 @@ from retrieval.legs import (
     vector_leg, vector_text, written_lexemes,
 )
 from retrieval.querytext import is_when_word
+from retrieval.releases import hold_back_release_notes
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
 from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
@@ -211,7 +212,11 @@ def search(
         _maybe_rerank(scope, result, rerank or rerank_for_language(language),
                       reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
-    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)[:k]
+    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
+    if settings.RETRIEVAL_RELEASE_NOTES_KEPT >= 0:
+        result.candidates = hold_back_release_notes(result.candidates, question=query,
+                                                    kept=settings.RETRIEVAL_RELEASE_NOTES_KEPT)
+    result.candidates = result.candidates[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
     result.timings_ms = timer.timings

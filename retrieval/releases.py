@@ -1,0 +1,63 @@
+"""Release notes answer questions about releases (docs/decisions/0086).
+
+A manual's release notes name almost every feature once, in a line, so their chunks match a
+how-to question's words and its meaning well enough to take places in the top five that the
+page explaining the feature needs ("Release 15.14 › Changes" above "Hot standby › Handling
+query conflicts"). A question that asks about a release or a version keeps the order the
+scorer gave; any other question keeps the first release-notes chunk where it stands and the
+rest move below every other candidate. A page is release notes by its title, as every
+documentation generator here writes one; slugs and paths differ by generator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+# "E.14. Release 15.5" (DocBook), "Django 3.2 release notes" (Sphinx), "What's New In Python
+# 3.11", "Changelog", "Changes in version 2.1", "News for 4.0".
+_RELEASE_TITLE = re.compile(
+    r"\brelease notes?\b|\brelease \d+(?:\.\d+)*\b|\bwhat[’']?s new\b|\bchange ?log\b|\bchanges in (?:version )?\d"
+    r"|\bnews (?:for|in) \d",
+    re.IGNORECASE,
+)
+# A question about when something changed: a version number, or a word asking after releases.
+_ASKS_ABOUT_RELEASES = re.compile(
+    r"\b\d+\.\d+\b|\breleases\b|\breleased\b|\b(?:which|what|this|that|the|a|next|last|latest|recent|previous"
+    r"|minor|major) release\b|\brelease (?:notes?|\d)|\bversions?\b|\bchange ?log\b|\bwhat[’']?s new\b|\bnew in\b"
+    r"|\bupgrad(?:e|ed|ing)\b|\bdeprecat\w*|\bintroduced\b|\bwhen (?:did|was|were)\b|\bsince when\b",
+    re.IGNORECASE,
+)
+
+
+class Titled(Protocol):
+    title: str
+
+
+C = TypeVar("C", bound=Titled)
+
+
+def is_release_notes(title: str) -> bool:
+    return bool(_RELEASE_TITLE.search(title))
+
+
+def asks_about_releases(question: str) -> bool:
+    return bool(_ASKS_ABOUT_RELEASES.search(question))
+
+
+def hold_back_release_notes(candidates: Sequence[C], *, question: str, kept: int) -> list[C]:
+    """The candidates with release-notes chunks after the first `kept` moved below the rest,
+    each group in its own order; unchanged when the question asks about releases."""
+    if asks_about_releases(question):
+        return list(candidates)
+    head: list[C] = []
+    tail: list[C] = []
+    seen = 0
+    for candidate in candidates:
+        if is_release_notes(candidate.title):
+            seen += 1
+            (head if seen <= kept else tail).append(candidate)
+        else:
+            head.append(candidate)
+    return head + tail
