@@ -362,6 +362,9 @@ ANSWER_PRICES: dict[str, tuple[float, float]] = {
     "llama-3.1-8b-instant": (0.05, 0.08),
 }
 ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6, minimum=1)
+# The first this many context chunks bring their section neighbours (the chunks on either side
+# under the same heading) into what the answer reads; 0: off (retrieval.neighbours, 0087).
+ANSWER_SECTION_NEIGHBOURS = env_int("ANSWER_SECTION_NEIGHBOURS", default=0, minimum=0)
 ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6, minimum=0)
 # Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
 ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)

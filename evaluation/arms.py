@@ -185,6 +185,12 @@ ARMS: dict[str, Arm] = {
     # first, and every one.
     "release_notes_one": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 1}),
     "release_notes_none": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 0}),
+    # The answer reads the section neighbours of its first context chunks (0087): of the first,
+    # the first three, and all six.
+    "neighbours_1": Arm({"ANSWER_SECTION_NEIGHBOURS": 1}),
+    "neighbours_3": Arm({"ANSWER_SECTION_NEIGHBOURS": 3}),
+    "neighbours_6": Arm({"ANSWER_SECTION_NEIGHBOURS": 6}),
+    "release_notes_none_neighbours_3": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 0, "ANSWER_SECTION_NEIGHBOURS": 3}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

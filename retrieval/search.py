@@ -69,6 +69,9 @@ class Candidate(ChunkRef):
     origin: str = ""  # how the document arrived (corpus.models.Document.Origin)
     url: str = ""  # a website page's address (corpus.origin.source_url), else empty
     pinned: bool = False  # moved up for a rare quoted literal (docs/decisions/0059)
+    ordinal: int = -1  # the chunk's place in its document
+    # A section neighbour read for the answer (retrieval.neighbours): the context chunk it adjoins.
+    neighbour_of: int | None = None
 
     @property
     def score(self) -> float:
@@ -301,7 +304,8 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
         return []
     rows = scope.fetch(ChunkQuery(
         select=sql.SQL(
-            "c.id, c.document_id, c.heading_path, c.content, c.page, c.contested, d.slug, d.title, d.source_type,"
+            "c.id, c.document_id, c.ordinal, c.heading_path, c.content, c.page, c.contested, d.slug, d.title,"
+            " d.source_type,"
             " d.version, d.effective_date, d.origin, d.origin_ref, 1 - (c.embedding <=> %(v)s::vector) AS similarity,"
             " tsvector_to_array(" + only_terms_sql() + ") AS matched"
         ),
@@ -326,7 +330,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
             contested=row["contested"], fused_score=item.score, ranks=dict(item.ranks),
             vector_similarity=float(row["similarity"]),
             keyword_coverage=sum(stats.idf.get(t, 0.0) for t in matched) / total_idf, matched_terms=matched,
-            origin=row["origin"], url=source_url(origin=row["origin"], ref=row["origin_ref"]),
+            origin=row["origin"], url=source_url(origin=row["origin"], ref=row["origin_ref"]), ordinal=row["ordinal"],
         ))
     return candidates
 
