@@ -334,6 +334,7 @@ RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # Release-notes chunks a question that does not ask about releases keeps where the scorer put
 # them; the rest move below every other candidate (retrieval.releases; -1: off; 0086).
 RETRIEVAL_RELEASE_NOTES_KEPT = env_int("RETRIEVAL_RELEASE_NOTES_KEPT", default=-1, minimum=-1)
+RETRIEVAL_RELEASE_NOTES_NOT_FIRST = env_bool("RETRIEVAL_RELEASE_NOTES_NOT_FIRST", default=False)
 RETRIEVAL_LITERAL_PIN_MAX_DF = env_int("RETRIEVAL_LITERAL_PIN_MAX_DF", default=10, minimum=0)
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.

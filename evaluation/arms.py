@@ -185,6 +185,7 @@ ARMS: dict[str, Arm] = {
     # first, and every one.
     "release_notes_one": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 1}),
     "release_notes_none": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 0}),
+    "release_notes_not_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": True}),
     # The answer reads the section neighbours of its first context chunks (0087): of the first,
     # the first three, and all six.
     "neighbours_1": Arm({"ANSWER_SECTION_NEIGHBOURS": 1}),

@@ -61,3 +61,15 @@ def hold_back_release_notes(candidates: Sequence[C], *, question: str, kept: int
         else:
             head.append(candidate)
     return head + tail
+
+
+def release_notes_not_first(candidates: Sequence[C], *, question: str) -> list[C]:
+    """The first candidate that is not release notes moved to the top when release notes stand
+    first and the question does not ask about releases; every other candidate keeps its order."""
+    ranked = list(candidates)
+    if not ranked or asks_about_releases(question) or not is_release_notes(ranked[0].title):
+        return ranked
+    for index, candidate in enumerate(ranked):
+        if not is_release_notes(candidate.title):
+            return [candidate, *ranked[:index], *ranked[index + 1:]]
+    return ranked

@@ -28,7 +28,7 @@ from retrieval.legs import (
     vector_leg, vector_text, written_lexemes,
 )
 from retrieval.querytext import is_when_word
-from retrieval.releases import hold_back_release_notes
+from retrieval.releases import hold_back_release_notes, release_notes_not_first
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
 from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
@@ -219,6 +219,8 @@ def search(
     if settings.RETRIEVAL_RELEASE_NOTES_KEPT >= 0:
         result.candidates = hold_back_release_notes(result.candidates, question=query,
                                                     kept=settings.RETRIEVAL_RELEASE_NOTES_KEPT)
+    if settings.RETRIEVAL_RELEASE_NOTES_NOT_FIRST:
+        result.candidates = release_notes_not_first(result.candidates, question=query)
     result.candidates = result.candidates[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)

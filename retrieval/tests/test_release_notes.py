@@ -117,3 +117,13 @@ def test_search_puts_the_guide_above_the_release_notes_only_when_the_question_is
     assert held[0] == "standby" and sorted(held[1:]) == ["release-15-14", "release-15-2"]
     about_a_release = "What changed about standby queries and recovery conflicts in 15.14?"
     assert searched(standby_scope, about_a_release, kept=0) == searched(standby_scope, about_a_release, kept=-1)
+
+
+def test_not_first_brings_the_best_other_candidate_to_the_top_and_keeps_the_rest_in_order() -> None:
+    from retrieval.releases import release_notes_not_first
+
+    question = "How can I stop queries being cancelled on a standby?"
+    assert names(release_notes_not_first(ranked(), question=question)) == ["guide", "notes-a", "notes-b", "notes-c", "ref"]
+    assert names(release_notes_not_first(ranked(), question="What changed in 15.14?")) == names(ranked())
+    guide_first = [ranked()[2], *ranked()[:2], *ranked()[3:]]
+    assert names(release_notes_not_first(guide_first, question=question)) == names(guide_first)
