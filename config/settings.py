@@ -331,10 +331,9 @@ RETRIEVAL_DIVERSIFY_BEFORE_RERANK = env_bool("RETRIEVAL_DIVERSIFY_BEFORE_RERANK"
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # A chunk holding an identifier the question quotes (an error code, a setting name) that at most
 # this many visible chunks hold joins the top, just below the scorer's best (0: off; 0059).
-# Release-notes chunks a question that does not ask about releases keeps where the scorer put
-# them; the rest move below every other candidate (retrieval.releases; -1: off; 0086).
-RETRIEVAL_RELEASE_NOTES_KEPT = env_int("RETRIEVAL_RELEASE_NOTES_KEPT", default=-1, minimum=-1)
-RETRIEVAL_RELEASE_NOTES_NOT_FIRST = env_bool("RETRIEVAL_RELEASE_NOTES_NOT_FIRST", default=False)
+# A release note never ranks first for a question that does not ask about releases: the best
+# other candidate goes above it (retrieval.releases, 0086).
+RETRIEVAL_RELEASE_NOTES_NOT_FIRST = env_bool("RETRIEVAL_RELEASE_NOTES_NOT_FIRST", default=True)
 RETRIEVAL_LITERAL_PIN_MAX_DF = env_int("RETRIEVAL_LITERAL_PIN_MAX_DF", default=10, minimum=0)
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
@@ -363,9 +362,6 @@ ANSWER_PRICES: dict[str, tuple[float, float]] = {
     "llama-3.1-8b-instant": (0.05, 0.08),
 }
 ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6, minimum=1)
-# The first this many context chunks bring their section neighbours (the chunks on either side
-# under the same heading) into what the answer reads; 0: off (retrieval.neighbours, 0087).
-ANSWER_SECTION_NEIGHBOURS = env_int("ANSWER_SECTION_NEIGHBOURS", default=0, minimum=0)
 ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6, minimum=0)
 # Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
 ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)

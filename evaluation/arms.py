@@ -181,17 +181,8 @@ ARMS: dict[str, Arm] = {
                                note="<dt> terms and Sphinx signatures join the heading path"),
     # The defaults, index rebuilt as a shadow: what a shadow arm moves with no setting changed (0083).
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
-    # Release notes held back for questions that do not ask about releases (0086): all but the
-    # first, and every one.
-    "release_notes_one": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 1}),
-    "release_notes_none": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 0}),
-    "release_notes_not_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": True}),
-    # The answer reads the section neighbours of its first context chunks (0087): of the first,
-    # the first three, and all six.
-    "neighbours_1": Arm({"ANSWER_SECTION_NEIGHBOURS": 1}),
-    "neighbours_3": Arm({"ANSWER_SECTION_NEIGHBOURS": 3}),
-    "neighbours_6": Arm({"ANSWER_SECTION_NEIGHBOURS": 6}),
-    "release_notes_none_neighbours_3": Arm({"RETRIEVAL_RELEASE_NOTES_KEPT": 0, "ANSWER_SECTION_NEIGHBOURS": 3}),
+    # A release note allowed first whatever the question (before 0086).
+    "release_notes_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": False}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

@@ -1,12 +1,11 @@
 """Release notes answer questions about releases (docs/decisions/0086).
 
-A manual's release notes name almost every feature once, in a line, so their chunks match a
-how-to question's words and its meaning well enough to take places in the top five that the
-page explaining the feature needs ("Release 15.14 › Changes" above "Hot standby › Handling
-query conflicts"). A question that asks about a release or a version keeps the order the
-scorer gave; any other question keeps the first release-notes chunk where it stands and the
-rest move below every other candidate. A page is release notes by its title, as every
-documentation generator here writes one; slugs and paths differ by generator.
+A manual's release notes name almost every feature once, in one dense line, so for a how-to
+question a release note often ranks above the page that explains the feature ("Django 3.2
+release notes" first for "What is DEFAULT_AUTO_FIELD for?"). For a question that does not ask
+about a release or a version, the best other candidate goes first; the release note stays in
+the context, where its one line is often what the answer quotes. A page is release notes by
+its title, as every documentation generator here writes one; slugs and paths differ.
 """
 
 from __future__ import annotations
@@ -44,23 +43,6 @@ def is_release_notes(title: str) -> bool:
 
 def asks_about_releases(question: str) -> bool:
     return bool(_ASKS_ABOUT_RELEASES.search(question))
-
-
-def hold_back_release_notes(candidates: Sequence[C], *, question: str, kept: int) -> list[C]:
-    """The candidates with release-notes chunks after the first `kept` moved below the rest,
-    each group in its own order; unchanged when the question asks about releases."""
-    if asks_about_releases(question):
-        return list(candidates)
-    head: list[C] = []
-    tail: list[C] = []
-    seen = 0
-    for candidate in candidates:
-        if is_release_notes(candidate.title):
-            seen += 1
-            (head if seen <= kept else tail).append(candidate)
-        else:
-            head.append(candidate)
-    return head + tail
 
 
 def release_notes_not_first(candidates: Sequence[C], *, question: str) -> list[C]:

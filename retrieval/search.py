@@ -28,7 +28,7 @@ from retrieval.legs import (
     vector_leg, vector_text, written_lexemes,
 )
 from retrieval.querytext import is_when_word
-from retrieval.releases import hold_back_release_notes, release_notes_not_first
+from retrieval.releases import release_notes_not_first
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
 from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
@@ -69,9 +69,6 @@ class Candidate(ChunkRef):
     origin: str = ""  # how the document arrived (corpus.models.Document.Origin)
     url: str = ""  # a website page's address (corpus.origin.source_url), else empty
     pinned: bool = False  # moved up for a rare quoted literal (docs/decisions/0059)
-    ordinal: int = -1  # the chunk's place in its document
-    # A section neighbour read for the answer (retrieval.neighbours): the context chunk it adjoins.
-    neighbour_of: int | None = None
 
     @property
     def score(self) -> float:
@@ -216,9 +213,6 @@ def search(
                       reranker or settings.RETRIEVAL_RERANKER)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
-    if settings.RETRIEVAL_RELEASE_NOTES_KEPT >= 0:
-        result.candidates = hold_back_release_notes(result.candidates, question=query,
-                                                    kept=settings.RETRIEVAL_RELEASE_NOTES_KEPT)
     if settings.RETRIEVAL_RELEASE_NOTES_NOT_FIRST:
         result.candidates = release_notes_not_first(result.candidates, question=query)
     result.candidates = result.candidates[:k]
@@ -306,8 +300,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
         return []
     rows = scope.fetch(ChunkQuery(
         select=sql.SQL(
-            "c.id, c.document_id, c.ordinal, c.heading_path, c.content, c.page, c.contested, d.slug, d.title,"
-            " d.source_type,"
+            "c.id, c.document_id, c.heading_path, c.content, c.page, c.contested, d.slug, d.title, d.source_type,"
             " d.version, d.effective_date, d.origin, d.origin_ref, 1 - (c.embedding <=> %(v)s::vector) AS similarity,"
             " tsvector_to_array(" + only_terms_sql() + ") AS matched"
         ),
@@ -332,7 +325,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
             contested=row["contested"], fused_score=item.score, ranks=dict(item.ranks),
             vector_similarity=float(row["similarity"]),
             keyword_coverage=sum(stats.idf.get(t, 0.0) for t in matched) / total_idf, matched_terms=matched,
-            origin=row["origin"], url=source_url(origin=row["origin"], ref=row["origin_ref"]), ordinal=row["ordinal"],
+            origin=row["origin"], url=source_url(origin=row["origin"], ref=row["origin_ref"]),
         ))
     return candidates
 

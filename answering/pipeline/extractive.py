@@ -239,11 +239,8 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
         gap = {c.chunk_id: top - float(c.rerank_logit or 0.0) for c in context}
         return np.array([logit_weight * gap[s.candidate.chunk_id] for s in sentences])
     penalty = settings.ANSWER_EXTRACTIVE_RANK_PENALTY
-    # A section neighbour (retrieval.neighbours) stands where the chunk it adjoins stands.
-    ranked = [c for c in context if c.neighbour_of is None]
-    position = {c.chunk_id: i for i, c in enumerate(ranked)}
-    place = {c.chunk_id: position[c.chunk_id if c.neighbour_of is None else c.neighbour_of] for c in context}
-    return np.array([penalty * place[s.candidate.chunk_id] for s in sentences])
+    position = {c.chunk_id: i for i, c in enumerate(context)}
+    return np.array([penalty * position[s.candidate.chunk_id] for s in sentences])
 
 
 def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
@@ -263,10 +260,10 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Senten
     return picked
 
 
-def extract_answer(question: str, context: list[Candidate], *, emphasis: str | None = None) -> Draft:
-    """Quotes from `context`, the chunks the answer reads (answering.pipeline.flow.prepare).
-    `emphasis`: the question without the missing word whose pull let it past the gate
+def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None) -> Draft:
+    """`emphasis`: the question without the missing word whose pull let it past the gate
     (retrieval.pull); sentences are then scored by what that word adds."""
+    context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     code = settings.ANSWER_EXTRACTIVE_CODE
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
                  for s in _quotable(_body(c), code) if not looks_like_instruction(s) and not is_filler(s)]

@@ -37,7 +37,6 @@ from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from cachelayer import service as cache
 from corpus.embedding import encoder_reads, get_encoder
-from retrieval.neighbours import with_section_neighbours
 from retrieval.pull import LackingPull, lacking_word_pull
 from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant
@@ -200,9 +199,6 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))
     context = found.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
-    if settings.ANSWER_SECTION_NEIGHBOURS:
-        context = with_section_neighbours(scope, context, anchors=settings.ANSWER_SECTION_NEIGHBOURS,
-                                          query_vector=query_vector)
     return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
                     candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
                     generator=generator, emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
@@ -261,7 +257,7 @@ def _generate(prepared: Prepared) -> tuple[Draft, str] | Abstention:
                 return generate_with_model(prepared.query, prepared.candidates, prepared.chain), prepared.generator
             except spend.SpendCapReached:  # this question's own earlier calls reached the cap
                 pass
-        return extract_answer(prepared.query, prepared.context, emphasis=prepared.emphasis), generator_name(None)
+        return extract_answer(prepared.query, prepared.candidates, emphasis=prepared.emphasis), generator_name(None)
     except AllProvidersFailed as exc:
         return Abstention("providers_failed", str(exc), Draft.declined_by("llm", str(exc), attempts=exc.attempts))
     except ValueError as exc:  # the model's output failed the schema

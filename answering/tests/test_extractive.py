@@ -255,19 +255,3 @@ def test_the_logit_prior_follows_the_rerankers_gaps_not_the_places(settings: Any
     context[2].rerank_logit = None  # an unreranked context falls back to the places
     assert np.allclose(_retrieval_prior([_Sentence(c.content, c) for c in context], context),
                        [0.0, settings.ANSWER_EXTRACTIVE_RANK_PENALTY, 2 * settings.ANSWER_EXTRACTIVE_RANK_PENALTY])
-
-
-def test_a_section_neighbour_is_weighed_where_the_chunk_it_adjoins_stands(settings: Any) -> None:
-    """A neighbour (retrieval.neighbours) read after its anchor neither pushes the chunks ranked
-    after the anchor down nor is penalised for its own place in the list (docs/decisions/0087)."""
-    from dataclasses import replace
-
-    from answering.pipeline.extractive import _retrieval_prior, _Sentence
-
-    settings.ANSWER_EXTRACTIVE_RANK_PENALTY = 0.1
-    settings.ANSWER_EXTRACTIVE_LOGIT_PENALTY = 0.0
-    first, second, third = (candidate(i, MEMORY, WORK_MEM_BODY) for i in (1, 2, 3))
-    neighbour = replace(first, chunk_id=4, neighbour_of=1)
-    context = [first, neighbour, second, third]
-    prior = _retrieval_prior([_Sentence("s", c) for c in context], context)
-    assert list(np.round(prior, 6)) == [0.0, 0.0, 0.1, 0.2]

@@ -78,35 +78,3 @@ def test_a_greeting_streams_an_empty_sources_event_first(paylane: Tenant) -> Non
 def test_a_rejected_question_raises_when_the_stream_is_asked_for_not_midway(paylane: Tenant) -> None:
     with pytest.raises(QuestionRejected, match="empty"):
         answer_stream(tenant=paylane, audiences=["public"], question="   ")
-
-
-@pytest.mark.django_db
-def test_the_answer_quotes_and_cites_a_section_neighbour_of_its_context(tmp_path: object, settings: object) -> None:
-    """One context chunk and the chunks beside it under its heading (docs/decisions/0087): the
-    answer may quote the neighbour, and its citation survives the check that a cited chunk was
-    in the context."""
-    from pathlib import Path
-
-    from conftest import _make_cast
-    from corpus.ingest import ingest_paths
-    from retrieval.tests.test_neighbours import GUIDE
-
-    cast = _make_cast("nb-flow")
-    (Path(str(tmp_path)) / "harbour.md").write_text(GUIDE)
-    ingest_paths(tenant=cast.tenant, paths=[Path(str(tmp_path))])
-    settings.CACHE_ENABLED = False  # type: ignore[attr-defined]
-    settings.ANSWER_CONTEXT_CHUNKS = 1  # type: ignore[attr-defined]
-    question = "Can I turn off flushing the quokka queue to disk?"
-    settings.ANSWER_SECTION_NEIGHBOURS = 0  # type: ignore[attr-defined]
-    alone = prepare(tenant=cast.tenant, audiences=["public"], question=question)
-    assert isinstance(alone, Prepared) and len(alone.context) == 1
-    anchor = alone.context[0]
-    assert "zero turns flushing off" not in anchor.content  # the premise: the fact is one chunk over
-    assert "zero turns flushing off" not in complete(alone).text
-    settings.ANSWER_SECTION_NEIGHBOURS = 1  # type: ignore[attr-defined]
-    step = prepare(tenant=cast.tenant, audiences=["public"], question=question)
-    assert isinstance(step, Prepared) and step.context[0].chunk_id == anchor.chunk_id
-    assert any(c.neighbour_of == anchor.chunk_id and "zero turns flushing off" in c.content for c in step.context)
-    result = complete(step)
-    assert result.action == "answered" and "zero turns flushing off" in result.text
-    assert [s["slug"] for s in result.sources] == ["harbour"]

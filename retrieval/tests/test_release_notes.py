@@ -11,7 +11,7 @@ from django.test import override_settings
 from conftest import _make_cast
 from corpus.ingest import ingest_paths
 
-from retrieval.releases import asks_about_releases, hold_back_release_notes, is_release_notes
+from retrieval.releases import asks_about_releases, is_release_notes, release_notes_not_first
 from retrieval.search import search
 from tenants.scope import TenantScope
 
@@ -69,21 +69,6 @@ def names(pages: list[Page]) -> list[str]:
     return [p.name for p in pages]
 
 
-def test_the_first_release_notes_chunk_stays_and_the_rest_move_below_every_other_candidate() -> None:
-    held = hold_back_release_notes(ranked(), question="How can I stop queries being cancelled on a standby?", kept=1)
-    assert names(held) == ["notes-a", "guide", "ref", "notes-b", "notes-c"]
-
-
-def test_kept_zero_moves_every_release_notes_chunk_below() -> None:
-    held = hold_back_release_notes(ranked(), question="How can I stop queries being cancelled on a standby?", kept=0)
-    assert names(held) == ["guide", "ref", "notes-a", "notes-b", "notes-c"]
-
-
-def test_a_question_about_a_release_keeps_the_scorers_order() -> None:
-    held = hold_back_release_notes(ranked(), question="What changed in 15.14 for standbys?", kept=0)
-    assert names(held) == names(ranked())
-
-
 HELP_CENTRE = {
     "standby.md": "# Hot Standby\n\n## Handling query conflicts\n\nSet max_standby_streaming_delay so that long "
                   "queries on a standby finish before WAL replay cancels them.\n",
@@ -104,24 +89,22 @@ def standby_scope(db: None, tmp_path: Path) -> TenantScope:
     return TenantScope(tenant_id=cast.tenant.id, audience_ids=(cast.public_id,))
 
 
-def searched(scope: TenantScope, question: str, kept: int) -> list[str]:
-    with override_settings(RETRIEVAL_RELEASE_NOTES_KEPT=kept):
+def searched(scope: TenantScope, question: str, not_first: bool) -> list[str]:
+    with override_settings(RETRIEVAL_RELEASE_NOTES_NOT_FIRST=not_first):
         return [c.slug for c in search(scope=scope, query=question, ts_config="english").candidates]
 
 
-def test_search_puts_the_guide_above_the_release_notes_only_when_the_question_is_not_about_releases(
-        standby_scope: TenantScope) -> None:
-    scored = searched(standby_scope, QUESTION, kept=-1)
-    assert scored.index("standby") > 0  # the premise: the scorer puts a release note first
-    held = searched(standby_scope, QUESTION, kept=0)
-    assert held[0] == "standby" and sorted(held[1:]) == ["release-15-14", "release-15-2"]
+def test_search_puts_the_guide_first_only_when_the_question_is_not_about_releases(standby_scope: TenantScope) -> None:
+    scored = searched(standby_scope, QUESTION, not_first=False)
+    assert scored[0] != "standby"  # the premise: the scorer puts a release note first
+    promoted = searched(standby_scope, QUESTION, not_first=True)
+    assert promoted == ["standby", *(slug for slug in scored if slug != "standby")]
     about_a_release = "What changed about standby queries and recovery conflicts in 15.14?"
-    assert searched(standby_scope, about_a_release, kept=0) == searched(standby_scope, about_a_release, kept=-1)
+    assert searched(standby_scope, about_a_release, not_first=True) == searched(standby_scope, about_a_release,
+                                                                                not_first=False)
 
 
 def test_not_first_brings_the_best_other_candidate_to_the_top_and_keeps_the_rest_in_order() -> None:
-    from retrieval.releases import release_notes_not_first
-
     question = "How can I stop queries being cancelled on a standby?"
     assert names(release_notes_not_first(ranked(), question=question)) == ["guide", "notes-a", "notes-b", "notes-c", "ref"]
     assert names(release_notes_not_first(ranked(), question="What changed in 15.14?")) == names(ranked())
