@@ -386,9 +386,6 @@ ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY",
 # The answer names the term a quoted definition belongs to when the term is a line of the chunk (0081).
 ANSWER_EXTRACTIVE_TERM_LINES = env_bool("ANSWER_EXTRACTIVE_TERM_LINES", default=True)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
-# Maximal marginal relevance for the answer's second and third sentences: the weight of a
-# sentence's cosine to those already picked against its rank (0: off, the best by rank).
-ANSWER_EXTRACTIVE_NOVELTY = env_float("ANSWER_EXTRACTIVE_NOVELTY", default=0.0, minimum=0.0)
 # A sentence's rank score loses this much per place its chunk stands below the first (0061).
 ANSWER_EXTRACTIVE_RANK_PENALTY = env_float("ANSWER_EXTRACTIVE_RANK_PENALTY", default=0.10, minimum=0.0)
 # Where the reranker scored the context: this much per unit of rerank logit below the top instead.

@@ -183,9 +183,6 @@ ARMS: dict[str, Arm] = {
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
     # A release note allowed first whatever the question (before 0086).
     "release_notes_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": False}),
-    # The answer's later sentences chosen by maximal marginal relevance (0088).
-    "novelty_03": Arm({"ANSWER_EXTRACTIVE_NOVELTY": 0.3}),
-    "novelty_06": Arm({"ANSWER_EXTRACTIVE_NOVELTY": 0.6}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

@@ -195,8 +195,8 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
 
 
 def _score(question: str, sentences: list[_Sentence], mode: str,
-           emphasis: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rank, quotable, vector) per sentence: cosine to the question (one encoder call) plus the lexical
+           emphasis: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rank, quotable) per sentence: cosine to the question (one encoder call) plus the lexical
     bonus, a question asking for an amount or a default leaning to the sentences that state a
     figure. `score`: both rank and quotable read the sentence also under its heading path and
     take the better reading; `floor`: only quotable does; `off`: neither."""
@@ -221,7 +221,7 @@ def _score(question: str, sentences: list[_Sentence], mode: str,
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
     best = np.maximum(plain, headed) + np.array(bonus)
-    return (best if mode == "score" else plain + np.array(bonus)), best, vectors[len(lead): len(lead) + len(sentences)]
+    return (best if mode == "score" else plain + np.array(bonus)), best
 
 
 def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np.ndarray:
@@ -260,34 +260,6 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Senten
     return picked
 
 
-def _pick_novel(sentences: list[_Sentence], rank: np.ndarray, quotable: np.ndarray, vectors: np.ndarray,
-                minimum: float, novelty: float) -> list[_Sentence]:
-    """Maximal marginal relevance: after the best sentence, each next one is the quotable
-    sentence whose rank, less `novelty` times its cosine to the closest sentence already
-    picked, is highest; the same limits as _pick (two per chunk, none said twice)."""
-    limit = min(settings.ANSWER_EXTRACTIVE_SENTENCES, MAX_SENTENCES)
-    picked: list[int] = []
-    per_chunk: dict[int, int] = {}
-    open_ = [i for i in range(len(sentences)) if quotable[i] >= minimum]
-    while open_ and len(picked) < limit:
-        redundancy = (vectors[open_] @ vectors[picked].T).max(axis=1) if picked else np.zeros(len(open_))
-        order = np.argsort(-(rank[open_] - novelty * redundancy), kind="stable")
-        chosen = None
-        for position in order:
-            index = open_[int(position)]
-            sentence = sentences[index]
-            if per_chunk.get(sentence.candidate.chunk_id, 0) < 2 and not is_repeat(
-                    sentence.text, [sentences[p].text for p in picked]):
-                chosen = index
-                break
-        if chosen is None:
-            break
-        picked.append(chosen)
-        per_chunk[sentences[chosen].candidate.chunk_id] = per_chunk.get(sentences[chosen].candidate.chunk_id, 0) + 1
-        open_.remove(chosen)
-    return [sentences[i] for i in picked]
-
-
 def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None) -> Draft:
     """`emphasis`: the question without the missing word whose pull let it past the gate
     (retrieval.pull); sentences are then scored by what that word adds."""
@@ -304,10 +276,10 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
     mode = settings.ANSWER_EXTRACTIVE_HEADINGS
     minimum = settings.ANSWER_EXTRACTIVE_MIN_SIMILARITY
-    rank, quotable, vectors = _score(question, sentences, "score" if mode == "score" else "off", emphasis)
+    rank, quotable = _score(question, sentences, "score" if mode == "score" else "off", emphasis)
     if mode == "rescue" and float(quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
-        rank, quotable, vectors = _score(question, sentences, "floor", emphasis)
+        rank, quotable = _score(question, sentences, "floor", emphasis)
     rank = rank - _retrieval_prior(sentences, context)
     order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:
@@ -321,8 +293,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked = (_pick(scored, minimum) if settings.ANSWER_EXTRACTIVE_NOVELTY <= 0.0
-              else _pick_novel(sentences, rank, quotable, vectors, minimum, settings.ANSWER_EXTRACTIVE_NOVELTY))
+    picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = _quote(picked, announced=settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS and code == "whole")
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)

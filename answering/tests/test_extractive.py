@@ -255,25 +255,3 @@ def test_the_logit_prior_follows_the_rerankers_gaps_not_the_places(settings: Any
     context[2].rerank_logit = None  # an unreranked context falls back to the places
     assert np.allclose(_retrieval_prior([_Sentence(c.content, c) for c in context], context),
                        [0.0, settings.ANSWER_EXTRACTIVE_RANK_PENALTY, 2 * settings.ANSWER_EXTRACTIVE_RANK_PENALTY])
-
-
-def test_with_novelty_the_second_sentence_says_something_the_first_did_not(settings: Any) -> None:
-    """Maximal marginal relevance (docs/decisions/0088): a paraphrase of the first sentence ranks
-    second by itself, and gives way to a sentence that adds a fact once its likeness to the
-    first counts against it."""
-    from answering.pipeline.extractive import _pick_novel, _Sentence
-
-    settings.ANSWER_EXTRACTIVE_SENTENCES = 2
-    texts = ["Refunds reach the original card within five business days.",
-             "Money sent back to your card arrives after five working days.",
-             "Annual plans can also be refunded in part."]
-    sentences = [_Sentence(t, candidate(i + 1, "Billing > Refunds", t)) for i, t in enumerate(texts)]
-    vectors = get_encoder().encode(texts)
-    rank = np.array([0.90, 0.85, 0.80])
-    quotable = np.array([0.6, 0.6, 0.6])
-    plain = [s.text for s in _pick_novel(sentences, rank, quotable, vectors, 0.4, novelty=0.0)]
-    novel = [s.text for s in _pick_novel(sentences, rank, quotable, vectors, 0.4, novelty=0.6)]
-    assert plain == texts[:2]
-    assert novel == [texts[0], texts[2]]
-    assert [s.text for s in _pick_novel(sentences, rank, np.array([0.6, 0.6, 0.3]), vectors, 0.4,
-                                        novelty=0.6)] == texts[:2]  # never below the quoting floor
