@@ -23,7 +23,7 @@ import numpy as np
 from django.conf import settings
 
 from answering.pipeline.drafts import Draft
-from answering.pipeline.listings import enclosing_listing, is_code, is_fragment, listing_after
+from answering.pipeline.listings import enclosing_listing, inside_listing, is_code, is_fragment, listing_after
 from corpus.chunking import HEADING_SEPARATOR
 from corpus.embedding import get_encoder
 from corpus.terms import exact_terms
@@ -309,7 +309,7 @@ def _quotable(body: str, code: str) -> list[str]:
         return pieces
     quotable: list[str] = []
     for piece in pieces:
-        if is_code(piece):
+        if is_code(piece) or inside_listing(body, piece):
             listing = enclosing_listing(body, piece, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
                                         max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
             if "\n" in listing:

@@ -99,6 +99,19 @@ def _balanced(text: str) -> bool:
     return all(code.count(close) == code.count(open_) for close, open_ in _PAIRS.items())
 
 
+def inside_listing(body: str, piece: str) -> bool:
+    """Whether a piece whose words read as prose is a line of a listing all the same: indented,
+    under a line of code or another indented line ("        _('%(value)s is not an even
+    number'),", a string literal in a call). Read as the listing's, as `_continues` reads it
+    when it builds one."""
+    lines = body.split("\n")
+    at = next((i for i, line in enumerate(lines) if piece in line), None)
+    if not at or lines[at][:1] not in (" ", "\t"):
+        return False
+    above = lines[at - 1]
+    return bool(above.strip()) and (above[0] in " \t" or is_code(above))
+
+
 def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) -> str:
     """The whole listing a line of code belongs to, verbatim from `body`: the run of code and
     indented lines around the piece's line. "" when it is longer than the limits, or when the

@@ -190,3 +190,29 @@ def test_an_announced_listing_follows_its_sentence(settings: object) -> None:
     assert text.count("hello_world") == 1, text
     settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = False  # type: ignore[attr-defined]
     assert "hello_world" not in extract_answer(question, context).text
+
+
+VALIDATOR = (
+    "For example, here’s a validator that only allows even numbers:\n"
+    "from django.core.exceptions import ValidationError\n"
+    "from django.utils.translation import gettext_lazy as _\n"
+    "def validate_even(value):\n"
+    "    if value % 2 != 0:\n"
+    "        raise ValidationError(\n"
+    "            _('%(value)s is not an even number'),\n"
+    "            params={'value': value},\n"
+    "        )\n"
+    "You can add this to a model field via the field’s validators argument:\n"
+)
+
+
+def test_a_listing_line_that_reads_as_prose_is_still_the_listings(settings: object) -> None:
+    """A string literal in an indented call reads as prose to is_code; under a line of code and
+    indented, it is the listing's, and is never quoted alone (djangodocs-dev2 dj2-025, 0088)."""
+    literal = "_('%(value)s is not an even number'),"
+    assert not is_code(literal) and is_fragment(literal)
+    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 8  # type: ignore[attr-defined]
+    pieces = _quotable(VALIDATOR, "whole")
+    assert literal not in pieces
+    assert not any(literal in piece and "def validate_even" not in piece for piece in pieces)
+    assert "You can add this to a model field via the field’s validators argument:" in pieces
