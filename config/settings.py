@@ -311,9 +311,6 @@ RETRIEVAL_MIN_VECTOR_MARGIN = env_float("RETRIEVAL_MIN_VECTOR_MARGIN", default=0
 # Keyword coverage (IDF-weighted share of the question's terms a chunk holds): with a term
 # rare in the scope, keyword evidence; with the vector floor below, the absolute filter.
 RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)
-# Whether a key's rarity for keyword evidence is read from its document frequency alone, not
-# from its weighted IDF (a half-weight folded key is then rare as often as a full one; 0090).
-RETRIEVAL_EVIDENCE_RARITY_UNWEIGHTED = env_bool("RETRIEVAL_EVIDENCE_RARITY_UNWEIGHTED", default=False)
 # The gate's question coverage leaves out words that date the asker's incident ("3pm", "yesterday"; 0068).
 RETRIEVAL_COVERAGE_SKIPS_WHEN = env_bool("RETRIEVAL_COVERAGE_SKIPS_WHEN", default=True)
 RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.4)

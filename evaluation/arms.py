@@ -183,8 +183,6 @@ ARMS: dict[str, Arm] = {
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
     # A release note allowed first whatever the question (before 0086).
     "release_notes_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": False}),
-    # A key's rarity for keyword evidence read from its document frequency alone (0090).
-    "rarity_unweighted": Arm({"RETRIEVAL_EVIDENCE_RARITY_UNWEIGHTED": True}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

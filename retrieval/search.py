@@ -364,22 +364,14 @@ def weigh_evidence(candidates: Sequence[Candidate], *, chance: float,
     if settings.RETRIEVAL_EVIDENCE == "absolute":
         return _absolute_filter(candidates)
     rare = math.log(2 * stats.chunk_count + 2) / 2
-    rarity = _unweighted_idf(stats) if settings.RETRIEVAL_EVIDENCE_RARITY_UNWEIGHTED else stats.idf
     for candidate in candidates:
         candidate.vector_margin = candidate.vector_similarity - chance
         keyword = (candidate.keyword_coverage >= settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
-                   and any(rarity.get(t, 0.0) >= rare for t in candidate.matched_terms))
+                   and any(stats.idf.get(t, 0.0) >= rare for t in candidate.matched_terms))
         reasons = [name for name, held in (
             ("keyword", keyword), ("vector", candidate.vector_margin >= settings.RETRIEVAL_MIN_VECTOR_MARGIN)) if held]
         candidate.evidence = "+".join(reasons) or "weak"
     return list(candidates), []
-
-
-def _unweighted_idf(stats: Bm25Stats) -> dict[str, float]:
-    """Each key's IDF from its document frequency alone: how rare a key is in the scope does not
-    depend on the weight a folded or prefix key counts with in BM25 and coverage."""
-    n = stats.chunk_count
-    return {t: math.log(1 + (n - stats.df.get(t, 0) + 0.5) / (stats.df.get(t, 0) + 0.5)) for t in stats.idf}
 
 
 def _absolute_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
