@@ -329,11 +329,11 @@ RETRIEVAL_RERANK_STORED_STATES = env_bool("RETRIEVAL_RERANK_STORED_STATES", defa
 # Diversity applied to the fused list before the reranker's cut as well as after it (0061).
 RETRIEVAL_DIVERSIFY_BEFORE_RERANK = env_bool("RETRIEVAL_DIVERSIFY_BEFORE_RERANK", default=False)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
-# A chunk holding an identifier the question quotes (an error code, a setting name) that at most
-# this many visible chunks hold joins the top, just below the scorer's best (0: off; 0059).
 # A release note never ranks first for a question that does not ask about releases: the best
 # other candidate goes above it (retrieval.releases, 0086).
 RETRIEVAL_RELEASE_NOTES_NOT_FIRST = env_bool("RETRIEVAL_RELEASE_NOTES_NOT_FIRST", default=True)
+# A chunk holding an identifier the question quotes (an error code, a setting name) that at most
+# this many visible chunks hold joins the top, just below the scorer's best (0: off; 0059).
 RETRIEVAL_LITERAL_PIN_MAX_DF = env_int("RETRIEVAL_LITERAL_PIN_MAX_DF", default=10, minimum=0)
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.

@@ -105,11 +105,9 @@ def inside_listing(body: str, piece: str) -> bool:
     number'),", a string literal in a call). Read as the listing's, as `_continues` reads it
     when it builds one."""
     lines = body.split("\n")
-    at = next((i for i, line in enumerate(lines) if piece in line), None)
-    if not at or lines[at][:1] not in (" ", "\t"):
-        return False
-    above = lines[at - 1]
-    return bool(above.strip()) and (above[0] in " \t" or is_code(above))
+    at = _line_of(lines, piece)
+    # Line 0 has no line above it; None is a piece not found on one line.
+    return bool(at) and lines[at][:1] in (" ", "\t") and _continues(lines[at - 1])
 
 
 def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) -> str:
@@ -118,8 +116,12 @@ def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) 
     chunk cut it: its brackets do not close, its first line is indented, or its last line ends
     where its statement goes on (the rest is in the neighbouring chunk)."""
     lines = body.split("\n")
-    at = next((i for i, line in enumerate(lines) if piece in line), None)
+    at = _line_of(lines, piece)
     return "" if at is None else _listing_at(lines, at, max_lines=max_lines, max_chars=max_chars)
+
+
+def _line_of(lines: list[str], piece: str) -> int | None:
+    return next((i for i, line in enumerate(lines) if piece in line), None)
 
 
 def listing_after(body: str, sentence: str, *, max_lines: int, max_chars: int) -> str:
@@ -145,7 +147,7 @@ def listing_after(body: str, sentence: str, *, max_lines: int, max_chars: int) -
 
 def _listing_at(lines: list[str], at: int, *, max_lines: int, max_chars: int) -> str:
     start = at
-    while start > 0 and lines[start - 1].strip() and (lines[start - 1][0] in " \t" or is_code(lines[start - 1])):
+    while start > 0 and _continues(lines[start - 1]):
         start -= 1
     end = at + 1
     while end < len(lines) and _continues(lines[end]):
