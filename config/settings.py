@@ -385,10 +385,6 @@ ANSWER_GATE_PULL_RESCUE = env_float("ANSWER_GATE_PULL_RESCUE", default=0.12, min
 ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
 # The answer names the term a quoted definition belongs to when the term is a line of the chunk (0081).
 ANSWER_EXTRACTIVE_TERM_LINES = env_bool("ANSWER_EXTRACTIVE_TERM_LINES", default=True)
-# Measured as arms (0091): every quoted sentence of an entity led by its name, and a bonus for a
-# sentence that names something to type.
-ANSWER_EXTRACTIVE_NAME_EVERY = env_bool("ANSWER_EXTRACTIVE_NAME_EVERY", default=False)
-ANSWER_EXTRACTIVE_NAMED_BONUS = env_float("ANSWER_EXTRACTIVE_NAMED_BONUS", default=0.0, minimum=0.0)
 ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
 # A sentence's rank score loses this much per place its chunk stands below the first (0061).
 ANSWER_EXTRACTIVE_RANK_PENALTY = env_float("ANSWER_EXTRACTIVE_RANK_PENALTY", default=0.10, minimum=0.0)

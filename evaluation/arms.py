@@ -183,11 +183,6 @@ ARMS: dict[str, Arm] = {
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
     # A release note allowed first whatever the question (before 0086).
     "release_notes_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": False}),
-    # Every quoted sentence of an entity led by its name; a sentence naming a thing to type (0091).
-    "extractive_name_every": Arm({"ANSWER_EXTRACTIVE_NAME_EVERY": True}),
-    "extractive_named_03": Arm({"ANSWER_EXTRACTIVE_NAMED_BONUS": 0.03}),
-    "extractive_named_06": Arm({"ANSWER_EXTRACTIVE_NAMED_BONUS": 0.06}),
-    "extractive_named_06_every": Arm({"ANSWER_EXTRACTIVE_NAMED_BONUS": 0.06, "ANSWER_EXTRACTIVE_NAME_EVERY": True}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }

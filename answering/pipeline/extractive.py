@@ -66,10 +66,6 @@ _SAME_WORDS = 0.8
 _QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|maximum|minimum)\b"
                        r"|\bwhat(?:'s|\s+is|\s+are)\b[^?]{0,80}?\b(?:limit|size|timeout|quota)s?\b", re.IGNORECASE)
 _FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
-# A thing the reader can type: `auto_now_add`, `cache_page()`, `--check`, `TextChoices`, `\\dt`,
-# `ALLOWED_HOSTS`, `PROTECT`. A "how do I" answer that names it is one the asker can act on.
-_NAMED = re.compile(r"\b[A-Za-z]\w*_\w+|\b\w+\(\)|(?<![\w-])--?[a-z][\w-]+|\b[A-Z][a-z]+[A-Z]\w*|\\[a-z]+\b"
-                    r"|\b[A-Z]{4,}\b")
 
 
 # A heading path's last part that names an entity: an identifier (work_mem, os.path.join,
@@ -228,20 +224,6 @@ def _score(question: str, sentences: list[_Sentence], mode: str,
     return (best if mode == "score" else plain + np.array(bonus)), best
 
 
-def names_a_new_thing(question: str, sentence: str) -> bool:
-    """Whether the sentence names something to type that the question does not already say."""
-    asked = question.lower()
-    return any(found.group().lower() not in asked for found in _NAMED.finditer(sentence))
-
-
-def _named_prior(question: str, sentences: list[_Sentence]) -> np.ndarray:
-    """What each sentence gains for naming a thing to type the question does not say: like the
-    retrieval prior it orders the quotable sentences and never makes one quotable
-    (docs/decisions/0091)."""
-    bonus = settings.ANSWER_EXTRACTIVE_NAMED_BONUS
-    return np.array([bonus if bonus and names_a_new_thing(question, s.text) else 0.0 for s in sentences])
-
-
 def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np.ndarray:
     """What each sentence loses for its chunk's place in the retrieved order.
 
@@ -298,7 +280,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
     if mode == "rescue" and float(quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
         rank, quotable = _score(question, sentences, "floor", emphasis)
-    rank = rank - _retrieval_prior(sentences, context) + _named_prior(question, sentences)
+    rank = rank - _retrieval_prior(sentences, context)
     order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:
         return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")
@@ -313,8 +295,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         return _conflict_answer(list(best.values())[:3])
     picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
-    text = _quote(picked, announced=settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS and code == "whole",
-                  named=settings.ANSWER_EXTRACTIVE_NAME_EVERY)
+    text = _quote(picked, announced=settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS and code == "whole")
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
 
@@ -340,7 +321,7 @@ def _quotable(body: str, code: str) -> list[str]:
     return quotable
 
 
-def _quote(picked: list[_Sentence], *, announced: bool, named: bool = False) -> str:
+def _quote(picked: list[_Sentence], *, announced: bool) -> str:
     """The picked sentences, each cited; a listing stands on lines of its own. With `announced`,
     the first sentence that announces a listing ("…looks something like this:") is followed by
     it, unless the answer quotes that listing already: one shown listing an answer."""
@@ -353,11 +334,6 @@ def _quote(picked: list[_Sentence], *, announced: bool, named: bool = False) -> 
         if text:
             text += "\n" if after_listing or "\n" in p.text else " "
         quoted = f"{p.text}\n{listing}" if listing else p.text
-        if named and text:
-            lead = entity_lead(p.candidate, [x.candidate for x in picked], p.text)
-            name = lead.split("`")[1].lower() if lead else ""
-            if name and not names(name, (text + p.text).lower()):
-                quoted = lead + quoted
         text += f"{quoted} [{p.candidate.chunk_id}]"
         after_listing = "\n" in quoted
     return text
