@@ -123,8 +123,49 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 
 
 def _clean(text: str) -> str:
-    # Inline elements are joined with a space so words never glue; undo it before punctuation.
+    # Source markup breaks lines anywhere, also before a full stop or a closing bracket.
     return _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split()))
+
+
+# With CORPUS_HTML_INLINE_WORDS, only the edges of these elements part words. Any other element
+# (span, em, code, a) is read as written: a highlighter's `<span>argparse</span><span>.</span><span>ArgumentParser</span>` is one word, and
+# `“<span>logical</span>”` keeps its quotes on the word (docs/decisions/0092).
+_WORD_BREAKS = frozenset({*_HEADINGS, *_BLOCKS, "div", "section", "article", "main", "br", "hr", "ul", "ol", "dl",
+                          "table", "thead", "tbody", "tfoot", "tr", "figure", "details", "summary", "address"})
+# Part of the fingerprint of a page whose text reads otherwise than when inline elements were
+# joined by a space: that page is read again on its next ingest, every other stays as stored.
+_INLINE_WORDS = "inline-words-1"
+
+
+def _words(node: LexborNode, *, skip: frozenset[str] = frozenset()) -> str:
+    """The node's text as a browser lays it out in one line: inline elements joined as written,
+    a space at the edges of blocks, the elements in `skip` left out. A loop, not recursion: a
+    page may nest up to MAX_DEPTH elements."""
+    if not settings.CORPUS_HTML_INLINE_WORDS:
+        return _spaced(node, skip=skip)
+    parts: list[str] = []
+    stack: list[LexborNode | str] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        if item.tag == "-text":
+            parts.append(item.text_content or "")
+            continue
+        if item is not node and item.tag in _WORD_BREAKS:
+            parts.append(" ")
+            stack.append(" ")
+        stack.extend(reversed([child for child in item.iter(include_text=True) if child.tag not in skip]))
+    return _clean("".join(parts))
+
+
+def _spaced(node: LexborNode, *, skip: frozenset[str] = frozenset()) -> str:
+    """Every element's text joined by a space: the reading while CORPUS_HTML_INLINE_WORDS is off."""
+    if not skip:
+        return _clean(node.text(separator=" "))
+    return _clean(" ".join((child.text_content if child.tag == "-text" else child.text(separator=" ")) or ""
+                           for child in node.iter(include_text=True) if child.tag not in skip))
 
 
 _ADMONITIONS = ("note", "warning", "tip", "caution", "important", "admonition", "callout")
@@ -155,8 +196,7 @@ def _read_by_item(node: LexborNode) -> bool:
 
 def _own_text(node: LexborNode) -> str:
     """A list item's words without its nested lists'."""
-    return _clean(" ".join((child.text_content if child.tag == "-text" else child.text(separator=" ")) or ""
-                           for child in node.iter(include_text=True) if child.tag not in _LISTS))
+    return _words(node, skip=_LISTS)
 
 
 def _holds_blocks(node: LexborNode) -> bool:
@@ -210,16 +250,19 @@ def _block_text(node: LexborNode) -> str:
     if node.tag == "pre":
         return "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
     if node.tag != "li":
-        return _clean(node.text(separator=" "))
-    text = _own_text(node) if _read_by_item(node) else _clean(node.text(separator=" "))
+        return _words(node)
+    text = _own_text(node) if _read_by_item(node) else _words(node)
     return f"- {text}" if text else text
 
 
 def _term_text(node: LexborNode) -> str:
     """A term as the heading path reads it: "work_mem (integer)", "Model(**kwargs)".
 
-    A Sphinx signature (`dt.sig`) writes its own spaces between the pieces of a signature,
-    which the usual joining space would split ("Model (** kwargs)")."""
+    Read with a space between elements, a Sphinx signature (`dt.sig`) needs its own separator:
+    it writes its own spaces between the pieces, which the joining space would split
+    ("Model (** kwargs)")."""
+    if settings.CORPUS_HTML_INLINE_WORDS:
+        return _SPACE_AFTER_OPEN.sub(r"\1", _words(node))
     classes = (node.attributes.get("class") or "").split()
     return _SPACE_AFTER_OPEN.sub(r"\1", _clean(node.text(separator="" if "sig" in classes else " ")))
 
@@ -232,7 +275,7 @@ def _add(items: list[outline.Item], node: LexborNode, enclosing: int, *, entitie
     if tag in _HEADINGS:
         if enclosing & _HEADING:
             return  # a heading inside a heading: its text is already the outer one's
-        text = _clean(node.text(separator=" "))
+        text = _words(node)
         if text and enclosing & _ADMONITION:
             items.append(outline.Item(outline.TEXT, f"{text}:", depth=depth))
         elif text:
@@ -271,9 +314,12 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
         _add(items, node, ancestry.of(node), entities=entities)
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
-    # Only a page read item by item gets a new fingerprint; every other page stays as stored.
+    # Only a page read item by item, or one whose inline elements glue words (above), gets a new
+    # fingerprint; every other page stays as stored.
     nested = (_NESTED_LISTS,) if any(_read_by_item(li) for li in body.css("li")) else ()
-    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *nested, *outline.fingerprint_parts()))
+    inline = (_INLINE_WORDS,) if settings.CORPUS_HTML_INLINE_WORDS and _words(body) != _spaced(body) else ()
+    return _Page(file=file, title=title, items=items,
+                 digest=fingerprint(raw, *inline, *nested, *outline.fingerprint_parts()))
 
 
 @dataclass(frozen=True)
