@@ -19,6 +19,7 @@ from corpus.parsers import ParsedDocument, SourceFile, fingerprint, html
 def inline_words_on(settings: Any) -> None:
     settings.CORPUS_HTML_INLINE_WORDS = True
 
+
 # As Sphinx writes a doctest inside a definition (python3.11-doc, library/argparse.html).
 SPHINX_DD = """<html><head><title>argparse</title></head><body><dl class="py class">
 <dt class="sig sig-object py" id="argparse.ArgumentParser"><em class="property">class </em>
