@@ -149,6 +149,9 @@ class WebhookDelivery(LogMirror):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     escalation = models.ForeignKey(Escalation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    # The audiences of the trace the event came from: the console shows the row only to members
+    # holding them all, like the trace (answering/console/handoff.py).
+    audiences = models.JSONField()
     event = models.CharField(max_length=40)
     url = models.CharField(max_length=2000)
     payload = models.JSONField()

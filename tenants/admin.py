@@ -13,6 +13,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -30,23 +31,26 @@ PLATFORM_FIELDS = ["daily_spend_cap_usd", "text_search_config", "language"]
 class TenantScopedAdmin(admin.ModelAdmin):
     """Rows of the tenants the staff user belongs to, within their audiences, and nothing else.
 
-    `audience_field` names where a row keeps the audiences it was read or written with (None:
-    the row carries no audience-bound text); `admin_writes` reserves add, change and delete
-    for tenant admins."""
+    `audience_field` names where a row keeps the audiences it was read or written with, or
+    says there is no such text (staff.NO_AUDIENCE_TEXT); every subclass registered for a
+    tenant model must set it (tenants/surfaces.py). `admin_writes` reserves add, change and
+    delete for tenant admins."""
 
     tenant_field = "tenant"
-    audience_field: str | None = None
+    audience_field: str = staff.UNDECLARED
     audience_key = "id"
     audience_single = False
     admin_writes = False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        if self.audience_field == staff.UNDECLARED:
+            raise ImproperlyConfigured(f"{type(self).__name__} declares no audience rule (tenants/surfaces.py)")
         queryset = super().get_queryset(request)
         access = staff_access(request)
         if access.superuser:
             return queryset
         queryset = queryset.filter(**{f"{self.tenant_field}__in": access.tenant_ids()})
-        if self.audience_field is not None:
+        if self.audience_field != staff.NO_AUDIENCE_TEXT:
             tenant_id = "id" if self.tenant_field == "id" else f"{self.tenant_field}_id"
             # Through the module, so a forced-fail test that removes the rule removes it everywhere.
             queryset = queryset.filter(staff.within_audiences(
@@ -185,6 +189,7 @@ class TenantForm(forms.ModelForm):
 
 @admin.register(Tenant)
 class TenantAdmin(TenantScopedAdmin):
+    audience_field = staff.NO_AUDIENCE_TEXT
     tenant_field = "id"
     admin_writes = True
     form = TenantForm
@@ -227,6 +232,7 @@ class TenantAdmin(TenantScopedAdmin):
 
 @admin.register(Audience)
 class AudienceAdmin(TenantScopedAdmin):
+    audience_field = staff.NO_AUDIENCE_TEXT
     admin_writes = True
     list_display = ["slug", "name", "tenant"]
     list_filter = ["tenant"]
@@ -246,6 +252,8 @@ class AudienceHolderAdmin(TenantScopedAdmin):
     they hold every audience it holds."""
 
     admin_writes = True
+    # The row names audiences, it quotes nothing read under them; changing it needs them all.
+    audience_field = staff.NO_AUDIENCE_TEXT
     held_table: type[MembershipAudience | ApiKeyAudience]
     holder_column: str
 

@@ -27,6 +27,10 @@ ADMIN_ROLES = frozenset({Membership.Role.OWNER.value, SUPERUSER})
 # The row reads with every audience of its tenant (eval runs: the golden set's judge and
 # locators read all audiences), so only a member holding every audience sees it.
 EVERY_AUDIENCE = "__every_audience__"
+# The row holds no text read or written under an audience (tenants/surfaces.py): no filter.
+NO_AUDIENCE_TEXT = "__no_audience_text__"
+# What a console surface that said nothing holds: its queryset raises (tenants/surfaces.py).
+UNDECLARED = "__undeclared__"
 _CACHE_ATTR = "_answerdesk_staff_access"
 
 

@@ -11,18 +11,19 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import OuterRef, QuerySet, Subquery
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from answering.handoff import retention, webhooks
-from answering.handoff.config import handoff_config, handoff_settings_save
+from answering.handoff.config import handoff_config, handoff_settings_save, new_webhook_secret
 from answering.handoff.followups import thread
 from answering.handoff.targets import UnsafeTarget, target_check
 from answering.models import Escalation, EscalationMessage, HandoffSettings, WebhookDelivery
 from tenants.admin import TenantScopedAdmin, TenantScopedRecordAdmin
-from tenants.staff import StaffAccess
+from tenants.staff import NO_AUDIENCE_TEXT, StaffAccess, staff_access
 
 
 def age_text(*, since: dt.datetime, now: dt.datetime | None = None) -> str:
@@ -73,11 +74,13 @@ def erase_selected(*, escalations: Sequence[Escalation], access: StaffAccess) ->
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(TenantScopedRecordAdmin):
+    # A delivery quotes its trace's question, contact and answer: shown like that trace.
+    audience_field, audience_key = "audiences", "slug"
     list_display = ["id", "tenant", "event", "status", "attempt_count", "next_attempt_at", "created_at"]
     list_filter = ["status", "event", "tenant"]
     readonly_fields = ["tenant", "event", "url", "status", "attempt_count", "next_attempt_at", "delivered_at",
                        "created_at", "attempts_display", "payload"]
-    exclude = ["attempts", "escalation", "trace"]
+    exclude = ["attempts", "escalation", "trace", "audiences"]
     actions = ["redeliver"]
 
     @admin.display(description="attempts")
@@ -98,12 +101,22 @@ class WebhookDeliveryAdmin(TenantScopedRecordAdmin):
 
 
 class HandoffSettingsForm(forms.ModelForm):
+    """The secret is never a field: it is made by the server and shown once (`rotate_webhook_secret`)."""
+
+    rotate_webhook_secret = forms.BooleanField(
+        required=False, label="Make a new webhook secret",
+        help_text="The new secret is shown once, on the next page; the old one stops signing at once.")
+
     class Meta:
         model = HandoffSettings
-        fields = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url", "webhook_secret"]
+        fields = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
         help_texts = {"webhook_url": "http(s) URL receiving escalation.created, escalation.message, "
-                                     "escalation.resolved and feedback.created (README, Receiving webhooks).",
-                      "webhook_secret": "Signs every delivery (HMAC-SHA256); left empty, one is generated."}
+                                     "escalation.resolved and feedback.created of every audience (README, "
+                                     "Receiving webhooks); only a member holding every audience sets it."}
+
+    # Set per request on a class made per call (HandoffSettingsAdmin.get_form): the tenants whose
+    # every audience the member holds (None: a superuser).
+    webhook_tenant_ids: frozenset[int] | None = frozenset()
 
     def clean_webhook_url(self) -> str:
         url = (self.cleaned_data.get("webhook_url") or "").strip()
@@ -114,20 +127,87 @@ class HandoffSettingsForm(forms.ModelForm):
                 raise forms.ValidationError(str(exc)) from exc
         return url
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        tenant = cleaned.get("tenant") or getattr(self.instance, "tenant", None)
+        stored = self.instance.webhook_url if self.instance.pk is not None else ""
+        touches = (cleaned.get("webhook_url", stored) or "") != stored or cleaned.get("rotate_webhook_secret")
+        if touches and self.webhook_tenant_ids is not None and (tenant is None or tenant.pk not in
+                                                                 self.webhook_tenant_ids):
+            raise forms.ValidationError("Only a member holding every audience of the tenant may set its webhook "
+                                        "or its secret: the webhook receives every audience's events.")
+        return cleaned
+
+
+def holds_every_audience(access: StaffAccess, tenant_id: int | None) -> bool:
+    """The webhook carries every audience's events (docs/decisions/0094): only such a member points it."""
+    grant = access.grant(tenant_id)
+    return access.superuser or (grant is not None and grant.every_audience)
+
 
 @admin.register(HandoffSettings)
 class HandoffSettingsAdmin(TenantScopedAdmin):
     form = HandoffSettingsForm
     admin_writes = True
+    # Modes, hours and the webhook's address; the secret is never rendered (webhook_secret_state).
+    audience_field = NO_AUDIENCE_TEXT
     list_display = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
 
+    @admin.display(description="Webhook secret")
+    def webhook_secret_state(self, obj: HandoffSettings) -> str:
+        return "set (hidden; make a new one to replace it)" if obj.webhook_secret else "not set"
+
+    def get_form(self, request: HttpRequest, obj: HandoffSettings | None = None, change: bool = False,
+                 **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        access = staff_access(request)
+        form.webhook_tenant_ids = None if access.superuser else frozenset(  # form is a class made per call
+            t for t in access.tenant_ids() if holds_every_audience(access, t))
+        return form
+
+    def _may_point(self, request: HttpRequest, obj: HandoffSettings | None) -> bool:
+        return obj is None or holds_every_audience(staff_access(request), obj.tenant_id)
+
+    def get_fields(self, request: HttpRequest, obj: HandoffSettings | None = None) -> list[str]:
+        fields = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url", "webhook_secret_state"]
+        return fields + (["rotate_webhook_secret"] if self._may_point(request, obj) else [])
+
     def get_readonly_fields(self, request: HttpRequest, obj: HandoffSettings | None = None) -> list[str]:
-        return ["tenant"] if obj is not None else []
+        fields = ["webhook_secret_state"] + (["tenant"] if obj is not None else [])
+        return fields + ([] if self._may_point(request, obj) else ["webhook_url"])
 
     def save_model(self, request: HttpRequest, obj: HandoffSettings, form: Any, change: bool) -> None:
+        stored = handoff_config(tenant_id=obj.tenant_id)
+        url, rotate = obj.webhook_url, bool(form.cleaned_data.get("rotate_webhook_secret"))
+        if not holds_every_audience(staff_access(request), obj.tenant_id):
+            if (url or "") != stored.webhook_url or rotate:
+                self.message_user(request, "Not saved: only a member holding every audience of the tenant may "
+                                           "set its webhook, which receives every audience's events.", messages.ERROR)
+                return
+        secret = new_webhook_secret() if url and (rotate or not stored.webhook_secret) else stored.webhook_secret
         try:
             handoff_settings_save(tenant_id=obj.tenant_id, notify_mode=obj.notify_mode,
                                   overdue_hours=obj.overdue_hours, retention_days=obj.retention_days,
-                                  webhook_url=obj.webhook_url, webhook_secret=obj.webhook_secret)
+                                  webhook_url=url, webhook_secret=secret)
         except (UnsafeTarget, ValueError) as exc:
             self.message_user(request, f"Not saved: {exc}", messages.ERROR)
+            return
+        if url and secret != stored.webhook_secret:
+            request._new_webhook_secret = secret  # type: ignore[attr-defined]  # the response page shows it once
+
+    def _secret_page(self, request: HttpRequest, obj: HandoffSettings) -> HttpResponse | None:
+        secret = getattr(request, "_new_webhook_secret", None)
+        if secret is None:
+            return None
+        context = {**self.admin_site.each_context(request), "title": "Webhook secret", "opts": self.opts,
+                   "settings_row": obj, "secret": secret}
+        response = TemplateResponse(request, "admin/answering/handoffsettings/secret.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def response_add(self, request: HttpRequest, obj: HandoffSettings, post_url_continue: str | None = None,
+                     ) -> HttpResponse:
+        return self._secret_page(request, obj) or super().response_add(request, obj, post_url_continue)
+
+    def response_change(self, request: HttpRequest, obj: HandoffSettings) -> HttpResponse:
+        return self._secret_page(request, obj) or super().response_change(request, obj)

@@ -39,7 +39,7 @@ def escalation_body(escalation: Escalation) -> dict[str, Any]:
 
 def _load(tenant_id: int, escalation_id: int) -> Escalation | None:
     with tenant_context(tenant_id):
-        return Escalation.objects.select_related("tenant").filter(pk=escalation_id, tenant_id=tenant_id).first()
+        return Escalation.objects.select_related("tenant", "trace").filter(pk=escalation_id, tenant_id=tenant_id).first()
 
 
 def _created(tenant_id: int, escalation_id: int) -> None:
@@ -49,7 +49,7 @@ def _created(tenant_id: int, escalation_id: int) -> None:
     if handoff_config(tenant_id=tenant_id).notify_mode == HandoffSettings.NotifyMode.EACH:
         notify.agents_alert_enqueue(tenant_id=tenant_id, escalation_id=escalation_id)
     webhooks.webhook_enqueue(tenant_id=tenant_id, event="escalation.created", escalation_id=escalation_id,
-                             data={"escalation": escalation_body(escalation)})
+                             audiences=escalation.trace.audiences, data={"escalation": escalation_body(escalation)})
 
 
 def escalation_created(*, escalation: Escalation) -> None:
@@ -65,7 +65,8 @@ def _message(tenant_id: int, escalation_id: int, message_id: int) -> None:
         return
     if message.author_kind == EscalationMessage.Kind.AGENT and escalation.contact_email:
         notify.asker_reply_enqueue(tenant_id=tenant_id, message_id=message_id)
-    webhooks.webhook_enqueue(tenant_id=tenant_id, event="escalation.message", escalation_id=escalation_id, data={
+    webhooks.webhook_enqueue(tenant_id=tenant_id, event="escalation.message", escalation_id=escalation_id,
+                             audiences=escalation.trace.audiences, data={
         "escalation": escalation_body(escalation),
         "message": {"author": message.author_kind, "body": message.body, "created_at": message.created_at.isoformat()},
     })
@@ -80,7 +81,7 @@ def _resolved(tenant_id: int, escalation_id: int) -> None:
     escalation = _load(tenant_id, escalation_id)
     if escalation is not None:
         webhooks.webhook_enqueue(tenant_id=tenant_id, event="escalation.resolved", escalation_id=escalation_id,
-                                 data={"escalation": escalation_body(escalation)})
+                                 audiences=escalation.trace.audiences, data={"escalation": escalation_body(escalation)})
 
 
 def escalation_resolved(*, escalation: Escalation) -> None:
@@ -93,7 +94,8 @@ def _feedback(tenant_id: int, trace_id: int) -> None:
         trace = Trace.objects.filter(pk=trace_id, tenant_id=tenant_id).first()
     if trace is None or trace.feedback is None:
         return
-    webhooks.webhook_enqueue(tenant_id=tenant_id, event="feedback.created", trace_id=trace_id, data={"feedback": {
+    webhooks.webhook_enqueue(tenant_id=tenant_id, event="feedback.created", trace_id=trace_id,
+                             audiences=trace.audiences, data={"feedback": {
         "trace_id": trace.pk, "vote": trace.feedback, "comment": trace.feedback_comment, "question": trace.question,
         "answer": trace.answer, "action": trace.action}})
 

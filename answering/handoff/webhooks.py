@@ -38,11 +38,16 @@ def sign(*, secret: str, timestamp: int, body: bytes) -> str:
     return "v1=" + mac.hexdigest()
 
 
-def webhook_enqueue(*, tenant_id: int, event: str, data: dict[str, Any], escalation_id: int | None = None,
-                    trace_id: int | None = None) -> int | None:
-    """Record an event for the tenant's webhook and queue its delivery; None without a webhook."""
+def webhook_enqueue(*, tenant_id: int, event: str, data: dict[str, Any], audiences: list[str],
+                    escalation_id: int | None = None, trace_id: int | None = None) -> int | None:
+    """Record an event for the tenant's webhook and queue its delivery; None without a webhook.
+
+    `audiences` are those of the trace the event quotes: the console shows the delivery only to
+    members holding them all."""
     if event not in EVENTS:
         raise ValueError(f"unknown webhook event {event!r}")
+    if not audiences:
+        raise ValueError("a webhook event needs the audiences of the trace it quotes")
     config = handoff_config(tenant_id=tenant_id)
     if not config.webhook_url:
         return None
@@ -50,7 +55,7 @@ def webhook_enqueue(*, tenant_id: int, event: str, data: dict[str, Any], escalat
     with tenant_context(tenant_id):
         delivery = WebhookDelivery.objects.create(tenant_id=tenant_id, escalation_id=escalation_id,
                                                   trace_id=trace_id, event=event, url=config.webhook_url,
-                                                  payload=payload)
+                                                  payload=payload, audiences=sorted(set(audiences)))
         transaction.on_commit(lambda: _schedule(tenant_id=tenant_id, delivery_id=delivery.pk, when=None),
                               robust=True)
     return delivery.pk
