@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
@@ -77,6 +77,19 @@ def ingest_job_create(
         job.upload_dir, job.file_names = folder, names
         transaction.on_commit(lambda: _enqueue(job.pk))
     return job
+
+
+def ingest_job_visible(*, tenant: Tenant, audiences: Collection[str], job_id: int) -> IngestJob | None:
+    """The job, when a principal holding `audiences` may read it; None exactly as for a missing one.
+
+    A job's report and file names tell what it read and wrote: it is visible when every audience
+    its writer held lies within `audiences` (jsonb <@, the console's rule for jobs) and so does
+    the audience it wrote into by default. A job queued by a wider key than the reader's may
+    name documents of an audience the reader lacks, even when its default audience is public."""
+    held = sorted(set(audiences))
+    # Index: corpus_ingestjob primary key; the tenant filter as on every query.
+    return IngestJob.objects.filter(tenant=tenant, pk=job_id, writer_audiences__contained_by=held,
+                                    audience__in=held).first()
 
 
 def _enqueue(job_id: int) -> None:
