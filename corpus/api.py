@@ -3,7 +3,8 @@
 The tenant comes from the API key; a key writes only into audiences it may read, so a
 public-only key cannot plant internal documents: the form field is checked here, and every
 file's own audience, replaced document, supersession and manifest in the job (corpus.ingest.Writer).
-A job is read back only by a key holding every audience its writer held (corpus.jobs.ingest_job_visible).
+A job is read back only by a key holding every audience its writer held (corpus.jobs.ingest_job_visible),
+and its report names files as the uploader did, never by a path on the server.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ninja.files import UploadedFile
 
 from corpus.apischemas import ErrorOut
 from corpus.ingest import SOURCE_TYPES
-from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_visible
+from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_shown, ingest_job_visible
 from corpus.models import IngestJob
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
 from tenants.apikeys import KeyPrincipal
@@ -42,8 +43,9 @@ class JobOut(Schema):
 
 
 def _job_body(job: IngestJob) -> dict[str, Any]:
+    report, error = ingest_job_shown(job)
     return {"id": job.pk, "status": job.status, "audience": job.audience, "source_type": job.source_type,
-            "file_names": list(job.file_names or []), "report": job.report, "error": job.error,
+            "file_names": list(job.file_names or []), "report": report, "error": error,
             "created_at": job.created_at, "started_at": job.started_at, "finished_at": job.finished_at}
 
 
