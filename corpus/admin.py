@@ -23,7 +23,7 @@ from django.utils.html import format_html
 from psycopg import sql
 
 from corpus.ingest import SOURCE_TYPES
-from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_shown
 from corpus.lifecycle import (DocumentNotFound, LifecycleOutcome, LifecycleRefused, contested_document_ids,
                               document_archive, document_delete, document_restore, document_state)
 from corpus.models import Document, IngestJob
@@ -225,9 +225,9 @@ class IngestJobAdmin(TenantScopedAdmin):
                     "finished_at"]
     list_filter = ["tenant", "status", "source_type"]
     list_select_related = ["tenant"]
-    readonly_fields = ["tenant", "status", "audience", "source_type", "file_names", "report_display", "error",
-                       "task_id", "created_by", "created_at", "started_at", "finished_at"]
-    exclude = ["report", "upload_dir"]
+    readonly_fields = ["tenant", "status", "audience", "source_type", "file_names", "report_display",
+                       "error_display", "task_id", "created_by", "created_at", "started_at", "finished_at"]
+    exclude = ["report", "upload_dir", "error"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[IngestJob]:
         access = staff_access(request)
@@ -276,12 +276,18 @@ class IngestJobAdmin(TenantScopedAdmin):
     @admin.display(description="report")
     def summary(self, obj: IngestJob) -> str:
         if not obj.report:
-            return obj.error or "—"
+            return ingest_job_shown(obj)[1] or "—"
         r = obj.report
         return (f"{r['added']} added, {r['changed']} changed, {r['unchanged']} unchanged, "
                 f"{len(r['failed'])} failed; {r['chunks']} chunks")
 
     @admin.display(description="report")
     def report_display(self, obj: IngestJob) -> str:
-        return format_html("<pre>{}</pre>", json.dumps(obj.report, indent=2)) if obj.report else "—"
+        # Files named as the uploader named them, also in reports stored with server paths.
+        report = ingest_job_shown(obj)[0]
+        return format_html("<pre>{}</pre>", json.dumps(report, indent=2)) if report else "—"
+
+    @admin.display(description="error")
+    def error_display(self, obj: IngestJob) -> str:
+        return ingest_job_shown(obj)[1]
 from corpus.websync import admin as websync_admin  # noqa: E402,F401  (web sources, issue 19 item 3)

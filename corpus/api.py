@@ -3,6 +3,8 @@
 The tenant comes from the API key; a key writes only into audiences it may read, so a
 public-only key cannot plant internal documents: the form field is checked here, and every
 file's own audience, replaced document, supersession and manifest in the job (corpus.ingest.Writer).
+A job is read back only by a key holding every audience its writer held (corpus.jobs.ingest_job_visible),
+and its report names files as the uploader did, never by a path on the server.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ninja.files import UploadedFile
 
 from corpus.apischemas import ErrorOut
 from corpus.ingest import SOURCE_TYPES
-from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_shown, ingest_job_visible
 from corpus.models import IngestJob
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
 from tenants.apikeys import KeyPrincipal
@@ -41,8 +43,9 @@ class JobOut(Schema):
 
 
 def _job_body(job: IngestJob) -> dict[str, Any]:
+    report, error = ingest_job_shown(job)
     return {"id": job.pk, "status": job.status, "audience": job.audience, "source_type": job.source_type,
-            "file_names": list(job.file_names or []), "report": job.report, "error": job.error,
+            "file_names": list(job.file_names or []), "report": report, "error": error,
             "created_at": job.created_at, "started_at": job.started_at, "finished_at": job.finished_at}
 
 
@@ -79,10 +82,11 @@ def documents_upload(
             summary="An ingestion job's status and report")
 def job_detail(request: HttpRequest, job_id: int) -> Any:
     principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
-    # Another tenant's job is exactly as absent as a job that never existed.
+    # Another tenant's job, and one whose writer held an audience this key lacks, is exactly as
+    # absent as a job that never existed (issue 45: the report names what the job read).
     if not 0 < job_id < 2**63:
         raise NotFound(f"no job {job_id}")
-    job = IngestJob.objects.filter(tenant=principal.tenant, pk=job_id).first()
+    job = ingest_job_visible(tenant=principal.tenant, audiences=principal.audiences, job_id=job_id)
     if job is None:
         raise NotFound(f"no job {job_id}")
     return Status(200, _job_body(job))

@@ -11,12 +11,14 @@ process that took the upload: the worker that runs the job may be another machin
 
 from __future__ import annotations
 
+import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.core.files.storage import storages
@@ -79,6 +81,19 @@ def ingest_job_create(
     return job
 
 
+def ingest_job_visible(*, tenant: Tenant, audiences: Collection[str], job_id: int) -> IngestJob | None:
+    """The job, when a principal holding `audiences` may read it; None exactly as for a missing one.
+
+    A job's report and file names tell what it read and wrote: it is visible when every audience
+    its writer held lies within `audiences` (jsonb <@, the console's rule for jobs) and so does
+    the audience it wrote into by default. A job queued by a wider key than the reader's may
+    name documents of an audience the reader lacks, even when its default audience is public."""
+    held = sorted(set(audiences))
+    # Index: corpus_ingestjob primary key; the tenant filter as on every query.
+    return IngestJob.objects.filter(tenant=tenant, pk=job_id, writer_audiences__contained_by=held,
+                                    audience__in=held).first()
+
+
 def _enqueue(job_id: int) -> None:
     result = run_ingest_job.enqueue(job_id=job_id)
     IngestJob.objects.filter(pk=job_id).update(task_id=str(result.id))
@@ -92,21 +107,73 @@ def run_ingest_job(job_id: int) -> dict[str, object]:
 def ingest_job_run(*, job_id: int) -> dict[str, object]:
     job = IngestJob.objects.select_related("tenant").get(pk=job_id)
     IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.RUNNING, started_at=timezone.now())
+    folder = Path(job.upload_dir)
     try:
         with _uploaded_files(job) as folder:
             report = ingest_paths(tenant=job.tenant, paths=[folder], audience=job.audience,
                                   source_type=job.source_type, writer=Writer.holding(job.writer_audiences),
                                   origin=DocumentOrigin(kind=job.origin, root=folder, ref=job.origin_ref))
     except Exception as exc:  # the job row must say what happened, whatever it was
-        IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
+        error = upload_relative(f"{type(exc).__name__}: {exc}", roots=[str(folder), *_upload_roots(job)])
+        IngestJob.objects.filter(pk=job_id).update(status=IngestJob.Status.FAILED, error=error,
                                                    finished_at=timezone.now())
         raise
-    data = report.as_dict()
+    # The report reads paths on the worker (a temporary copy, the storage's directory): it is kept
+    # naming each file as the uploader did, never a path of the server (issue 45).
+    data = upload_relative(report.as_dict(), roots=[str(folder), *_upload_roots(job)])
     status = IngestJob.Status.SUCCEEDED if report.ok else IngestJob.Status.FAILED
     IngestJob.objects.filter(pk=job_id).update(status=status, report=data, finished_at=timezone.now(),
                                                error="" if report.ok else f"{len(report.failed)} file(s) failed")
     return data
 
+
+JsonValue = TypeVar("JsonValue")
+
+
+def upload_relative(value: JsonValue, *, roots: Sequence[str]) -> JsonValue:
+    """`value` (a report's JSON, an error) with every path inside the job's folder named relative
+    to it: what the uploader called the file. `roots` are the folder's names on this machine."""
+    # Longest first, so a folder's resolved name is replaced before a shorter link to it.
+    folders = sorted({name for root in roots if root
+                      for name in (root, str(Path(root).resolve()) if Path(root).is_absolute() else root)},
+                     key=len, reverse=True)
+    names = {PurePosixPath(root).name for root in roots if root}
+
+    def fix(text: str) -> str:
+        for folder in folders:
+            text = text.replace(folder + "/", "").replace(folder, ".")
+        # A copy made elsewhere (the temporary folder of a remote store's job, another worker's
+        # mount) still ends in the job's folder name, which is random per job.
+        for name in names:
+            text = re.sub(rf"[^\s\"'(\[]*/{re.escape(name)}/", "", text)
+        return text
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return fix(item)
+        if isinstance(item, list):
+            return [walk(entry) for entry in item]
+        if isinstance(item, dict):
+            return {walk(key): walk(entry) for key, entry in item.items()}
+        return item
+    return cast(JsonValue, walk(value))
+
+
+def _upload_roots(job: IngestJob) -> list[str]:
+    """Where the job's folder is on this machine: the storage's directory, when it has one."""
+    if not job.upload_dir or Path(job.upload_dir).is_absolute():
+        return [job.upload_dir]
+    try:
+        return [job.upload_dir, storages["default"].path(job.upload_dir)]
+    except NotImplementedError:  # a remote store: only the folder's name is known
+        return [job.upload_dir]
+
+
+def ingest_job_shown(job: IngestJob) -> tuple[dict[str, Any] | None, str]:
+    """The job's report and error as the API and the console show them. Jobs run before reports
+    were kept relative (issue 45) named absolute paths: they are read the same way."""
+    roots = _upload_roots(job)
+    return upload_relative(job.report, roots=roots), upload_relative(job.error, roots=roots)
 
 
 @contextmanager

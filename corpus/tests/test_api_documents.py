@@ -219,3 +219,20 @@ def test_a_repeated_query_parameter_is_refused_by_name(acme: Cast, client: Clien
     assert response.status_code == 422 and "'audience' given more than once" in response.json()["error"]["message"]
     detail = client.get("/api/v1/documents/x?type=doc&type=pdf", headers=key(acme))
     assert detail.status_code == 422 and "'type'" in detail.json()["error"]["message"]
+
+
+@pytest.mark.django_db
+def test_a_job_is_read_only_by_a_key_holding_every_audience_its_writer_held(acme: Cast, client: Client) -> None:
+    """Issue 45 item 2: a job's report names what its writer could read, so a job into `public`
+    queued by a key that also holds `internal` is a 404 to a public-only key; the wider key reads
+    the narrower key's job."""
+    wide, narrow = key(acme, ("public", "internal")), key(acme, ("public",))
+    by_wide = upload(client, wide, SimpleUploadedFile("wide.md", b"# W\n\ntext\n"), audience="public").json()["id"]
+    by_narrow = upload(client, narrow, SimpleUploadedFile("narrow.md", b"# N\n\ntext\n")).json()["id"]
+    hidden = client.get(f"/api/v1/jobs/{by_wide}", headers=narrow)
+    assert hidden.status_code == 404 and "wide.md" not in hidden.content.decode()
+    assert hidden.json() == {"error": {"code": "not_found", "message": f"no job {by_wide}"}}
+    assert client.get(f"/api/v1/jobs/{by_wide}", headers=wide).json()["file_names"] == ["wide.md"]
+    assert client.get(f"/api/v1/jobs/{by_narrow}", headers=wide).json()["file_names"] == ["narrow.md"]
+    # Another key of the same audiences reads it: the rule is the audiences, not the key.
+    assert client.get(f"/api/v1/jobs/{by_narrow}", headers=key(acme, ("public",))).status_code == 200

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
@@ -93,3 +96,61 @@ def test_admin_upload_and_job_report(acme: Cast, globex: Cast, tmp_path: Path, s
     other = Client()
     other.force_login(globex.owner)
     assert other.get(f"/admin/corpus/ingestjob/{job.pk}/change/").status_code in (302, 404)
+
+
+@pytest.mark.django_db
+def test_a_jobs_report_names_files_relative_to_the_upload(acme: Cast, tmp_path: Path, settings: Any,
+                                                          django_capture_on_commit_callbacks: Any) -> None:
+    """Issue 45 item 7: failures and warnings name the uploader's file, never a path on the server,
+    in the API's job and on the console's job page."""
+    from tenants import actions
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    headers = {"Authorization": f"Bearer {actions.api_key_create(tenant=acme.tenant, name='u').raw_key}"}
+    client = Client()
+    uploads = {"doc": [SimpleUploadedFile("guides/empty.md", b""),
+                       SimpleUploadedFile("sneaky.md", b"---\naudience: internal\n---\n# Sneaky\n\nPlanted.\n")],
+               "ticket": [SimpleUploadedFile("tickets.json", b"[]")]}
+    jobs = []
+    for source_type, files in uploads.items():
+        with IMMEDIATE, django_capture_on_commit_callbacks(execute=True):
+            posted = client.post("/api/v1/documents", data={"files": files, "source_type": source_type},
+                                 headers=headers)
+        jobs.append(client.get(f"/api/v1/jobs/{posted.json()['id']}", headers=headers).json())
+    failed = {f["path"] for f in jobs[0]["report"]["failed"]}
+    assert failed == {"empty.md", "sneaky.md"}, jobs[0]["report"]
+    assert jobs[1]["report"]["warnings"] == ["tickets.json: skipped, no entries in the file"]
+    root = get_user_model().objects.create_superuser("root", "r@example.com", "pw")
+    client.force_login(root)
+    for job, named in zip(jobs, ("empty.md", "tickets.json")):
+        page = client.get(f"/admin/corpus/ingestjob/{job['id']}/change/").content.decode()
+        report = re.search(r"<pre>(.*?)</pre>", page, re.S)
+        assert report is not None and f"&quot;{named}" in report.group(1), page
+        for shown in (json.dumps(job), page):
+            assert str(tmp_path) not in shown and str(tmp_path.resolve()) not in shown
+        # No absolute path at all: a JSON string, or a warning's text, that starts at the root.
+        for shown in (json.dumps(job), report.group(1).replace("&quot;", '"')):
+            assert not re.search(r'"/|: /|\[/', shown), shown
+
+
+@pytest.mark.django_db
+def test_a_report_stored_with_server_paths_is_shown_relative(acme: Cast, tmp_path: Path, settings: Any) -> None:
+    """Jobs run before issue 45 kept the worker's paths: the API and the console show them relative
+    too, whether the worker read the storage's directory (a space in it) or a temporary copy."""
+    from corpus.jobs import ingest_job_shown
+
+    settings.MEDIA_ROOT = str(tmp_path / "my media")
+    folder = tmp_path / "my media" / "ingest" / "7-0123456789ab"
+    temporary = "/tmp/ingest-k2j3/7-0123456789ab"
+    job = IngestJob.objects.create(
+        tenant=acme.tenant, upload_dir="ingest/7-0123456789ab", file_names=["a.md", "guides/b.md"],
+        writer_audiences=["public"], error=f"ValueError: {folder}/guides/b.md is broken",
+        report={"failed": [{"path": f"{folder}/a.md", "reason": "no text to index"},
+                           {"path": f"{temporary}/guides/b.md#2", "reason": f"bad entry in {temporary}/guides/b.md"}],
+                "warnings": [f"{folder}/c.json: skipped, no entries in the file"], "skipped_reasons": {}})
+    report, error = ingest_job_shown(job)
+    assert report is not None
+    assert report["failed"] == [{"path": "a.md", "reason": "no text to index"},
+                                {"path": "guides/b.md#2", "reason": "bad entry in guides/b.md"}]
+    assert report["warnings"] == ["c.json: skipped, no entries in the file"]
+    assert error == "ValueError: guides/b.md is broken"
