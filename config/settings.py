@@ -272,8 +272,9 @@ CACHE_TTL_SECONDS = env_int("CACHE_TTL_SECONDS", default=7 * 24 * 3600)
 FRONT_DOOR_TENANT = env_optional("FRONT_DOOR_TENANT")
 
 # --- Demo ------------------------------------------------------------------------------------
+# The superuser `make run` creates in development mode only; its password is generated and
+# printed once (tenants/demoadmin.py), never configured.
 DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
-DEMO_ADMIN_PASSWORD = env_str("DEMO_ADMIN_PASSWORD", default="answerdesk-demo")
 
 # --- Retrieval (docs/decisions/0008, 0009) ---------------------------------------------------
 RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", default="hybrid")  # hybrid | vector | keyword

@@ -2,8 +2,9 @@
 
 What differs from the chat page (answering/chat/views.py), and why:
 - Framing: only the tenant's `embed_origins` may frame these responses
-  (`Content-Security-Policy: frame-ancestors`, nothing listed: 'none'); every other page of
-  the site keeps `X-Frame-Options: DENY`.
+  (`frame-ancestors`, nothing listed: 'none', inside the chat pages' strict
+  Content-Security-Policy of answering/chat/policy.py); every other page of the site keeps
+  `X-Frame-Options: DENY`.
 - No cookies: in an iframe on another site the browser may send none (third-party cookie
   blocking; Django's SameSite=Lax cookies are not sent to cross-site frames anyway). So the
   embedded chat never reads the session or the CSRF cookie: who the visitor is comes from an
@@ -36,6 +37,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from answering.chat import access, followup, views
+from answering.chat.policy import with_page_policy
 from answering.chat.language import in_chat_language
 from answering.language import in_active_language
 from answering.chat.pending import PENDING_TTL_SECONDS, PendingForeign, PendingUnknown, pending_ask_claim
@@ -57,7 +59,7 @@ class TicketInvalid(Exception):
 
 def framable(response: HttpResponse, *, tenant: Tenant) -> HttpResponse:
     """Only the tenant's own origins may frame this response; nothing listed: nobody."""
-    response["Content-Security-Policy"] = frame_ancestors(text=tenant.embed_origins)
+    with_page_policy(response, frame_ancestors=frame_ancestors(text=tenant.embed_origins))
     response["Cache-Control"] = "no-store"
     return response
 

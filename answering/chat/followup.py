@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from answering.chat import access
 from answering.chat.language import in_chat_language
+from answering.chat.policy import strict_page
 from answering.handoff import followups
 from tenants.ratelimit import client_address, rate_limit
 
@@ -36,6 +37,7 @@ def _page(request: HttpRequest, tenant_slug: str, public_id: str, *, notice: str
 
 
 @require_GET
+@strict_page
 @in_chat_language
 def followup_page(request: HttpRequest, tenant_slug: str, public_id: str) -> HttpResponse:
     response = _page(request, tenant_slug, public_id)

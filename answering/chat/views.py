@@ -17,6 +17,7 @@ from answering.pipeline.records import feedback_record
 from answering.sse import EventStreamResponse
 from answering.chat import access, render as fragments
 from answering.chat.language import in_chat_language
+from answering.chat.policy import strict_page
 from answering.language import in_active_language
 from answering.chat.questions import AskInvalid, ask_input_parse
 from answering.chat.stream import chat_events, failed_events
@@ -41,6 +42,7 @@ def notice(request: HttpRequest, message: str, status: int) -> HttpResponse:
 
 
 @require_GET
+@strict_page
 @in_chat_language
 def chat_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)

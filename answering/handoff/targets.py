@@ -2,28 +2,23 @@
 
 A URL's host is resolved and every address it resolves to is checked, when the URL is saved
 and again before each delivery, so a name that later points inside the network is refused
-then. Private, loopback, link-local, multicast, reserved and unspecified addresses are
-refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on (the tests turn it on for loopback).
+then. Only global unicast passes, IPv4 carried inside IPv6 judged by itself (the one guard,
+tenants/netguard.py, which website sources use too), unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on
+(the tests turn it on for loopback).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from tenants.netguard import first_refused
+
 
 class UnsafeTarget(ValueError):
     """A webhook URL this server will not send to."""
-
-
-def _refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return (address.is_private or address.is_loopback or address.is_link_local or address.is_multicast
-            or address.is_reserved or address.is_unspecified or not address.is_global)
 
 
 def target_check(url: str) -> list[str]:
@@ -39,9 +34,9 @@ def target_check(url: str) -> list[str]:
     except (socket.gaierror, UnicodeError) as exc:
         raise UnsafeTarget(f"cannot resolve {parts.hostname}: {exc}") from exc
     addresses = sorted({str(info[4][0]) for info in infos})
-    if not settings.WEBHOOK_ALLOW_PRIVATE_TARGETS:
-        for text in addresses:
-            if _refused(ipaddress.ip_address(text.split("%")[0])):
-                raise UnsafeTarget(f"{parts.hostname} resolves to {text}, a private, loopback or link-local "
-                                   "address; webhooks go to public addresses only")
+    refused = None if settings.WEBHOOK_ALLOW_PRIVATE_TARGETS else first_refused(addresses)
+    if refused:
+        text, why = refused
+        raise UnsafeTarget(f"{parts.hostname} resolves to {text}, a private, loopback or link-local "
+                           f"address ({why}); webhooks go to public addresses only")
     return addresses

@@ -4,8 +4,9 @@ A URL's host is resolved and every address it resolves to is checked before conn
 again for each redirect (followed here, never by httpx, at most MAX_REDIRECTS). The request
 then goes to the address that was checked, with the name in the Host header and in TLS (SNI),
 so a second lookup by the HTTP client cannot be answered differently (DNS rebinding).
-Private, loopback, link-local, multicast, reserved and unspecified addresses are refused unless
-WEBSYNC_ALLOW_PRIVATE_ADDRESSES is on (docs/decisions/0055).
+Only global unicast passes, IPv4 carried inside IPv6 judged by itself (the one guard,
+tenants/netguard.py, which webhooks use too), unless WEBSYNC_ALLOW_PRIVATE_ADDRESSES is on
+(docs/decisions/0055).
 
 Bounds: a connect/read timeout per request, a wall-clock deadline per request and per run,
 and a byte limit per response read as a stream (a larger body is cut off and refused).
@@ -14,7 +15,6 @@ Requests to one host are spaced by WEBSYNC_DELAY_SECONDS.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +23,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 from django.conf import settings
+
+from tenants.netguard import first_refused
 
 MAX_REDIRECTS = 5
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -54,14 +56,6 @@ def system_resolve(host: str, port: int) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
-def _refused_address(text: str) -> bool:
-    address = ipaddress.ip_address(text.split("%")[0])
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return (address.is_private or address.is_loopback or address.is_link_local or address.is_multicast
-            or address.is_reserved or address.is_unspecified or not address.is_global)
-
-
 def check_url(url: str, *, resolve: Resolver = system_resolve) -> list[str]:
     """The addresses `url` may be fetched from, or Refused naming the reason."""
     parts = urlsplit(url)
@@ -76,11 +70,11 @@ def check_url(url: str, *, resolve: Resolver = system_resolve) -> list[str]:
         raise UnsafeAddress(f"cannot resolve {parts.hostname}: {exc}") from exc
     if not addresses:
         raise UnsafeAddress(f"cannot resolve {parts.hostname}: no address")
-    if not settings.WEBSYNC_ALLOW_PRIVATE_ADDRESSES:
-        for text in addresses:
-            if _refused_address(text):
-                raise UnsafeAddress(f"{parts.hostname} resolves to {text}, a private, loopback or link-local address; "
-                              "website sync fetches public addresses only")
+    refused = None if settings.WEBSYNC_ALLOW_PRIVATE_ADDRESSES else first_refused(addresses)
+    if refused:
+        text, why = refused
+        raise UnsafeAddress(f"{parts.hostname} resolves to {text}, a private, loopback or link-local address "
+                            f"({why}); website sync fetches public addresses only")
     return addresses
 
 

@@ -1,28 +1,27 @@
-"""Create the demo superuser when no superuser exists, and print how to sign in."""
+"""On a development install, create the demo superuser when none exists and print its
+generated password, once (tenants/demoadmin.py); with DEBUG off, create nobody and say so."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+
+from tenants.demoadmin import demo_admin_ensure
 
 
 class Command(BaseCommand):
-    help = "Create a demo superuser when none exists (make run uses this)."
+    help = "Development mode only: create a demo superuser with a generated password when none exists."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        User = get_user_model()
-        if User.objects.filter(is_superuser=True).exists():
+        made = demo_admin_ensure(development=settings.DEBUG, username=settings.DEMO_ADMIN_USERNAME)
+        if made.outcome == "production":
+            self.stdout.write("No demo superuser: DEBUG is off. Create one with `manage.py createsuperuser`.")
+        elif made.outcome == "exists":
             self.stdout.write("A superuser exists; leaving accounts alone.")
-            return
-        User.objects.create_superuser(
-            username=settings.DEMO_ADMIN_USERNAME, email="admin@example.com", password=settings.DEMO_ADMIN_PASSWORD
-        )
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Demo superuser created: username {settings.DEMO_ADMIN_USERNAME!r}, "
-                f"password {settings.DEMO_ADMIN_PASSWORD!r} (change it before exposing this server)."
-            )
-        )
+        else:
+            self.stdout.write(self.style.SUCCESS(
+                f"Demo superuser created: username {made.username!r}, password: {made.password}\n"
+                "  Shown this once and stored only as a hash; note it now (or set another with "
+                f"`manage.py changepassword {made.username}`)."))
