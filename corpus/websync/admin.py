@@ -85,7 +85,7 @@ class WebSourceAdmin(TenantScopedAdmin):
         if not r:
             return obj.last_error or "—"
         return (f"{r['fetched']} fetched, {r['not_modified']} unchanged (304), {r['added']} added, "
-                f"{r['changed']} changed, {len(r['skipped'])} skipped, {r['archived']} archived, "
+                f"{r['changed']} changed, {r.get('skipped_count', len(r['skipped']))} skipped, {r['archived']} archived, "
                 f"{len(r['errors'])} errors")
 
     @admin.display(description="report")

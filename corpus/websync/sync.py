@@ -21,11 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
-from django.conf import settings
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
 from corpus import store
@@ -36,8 +36,9 @@ from corpus.origin import DocumentOrigin
 from corpus.parsers import ParseError
 from corpus.rights import Writer
 from corpus.websync import crawl
-from corpus.websync.fetch import (Fetcher, Refused, Resolver, Response, RunOutOfTime, UnsafeAddress, origin_of,
-                                  system_resolve)
+from corpus.websync.budget import Budget, BudgetSpent
+from corpus.websync.fetch import Fetcher, Refused, Resolver, Response, UnsafeAddress, origin_of, system_resolve
+from corpus.websync.sitemaps import read_sitemaps
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -45,7 +46,8 @@ from tenants.rls import tenant_context
 WEBSYNC_LOCK_NAMESPACE = 0x3EB5
 GONE = (404, 410)
 MAX_LINKS_KEPT = 1000  # same-host links kept per page, to follow again when it answers 304
-REPORT_LIST_LIMIT = 500  # the run report keeps this many skipped URLs and errors; page rows keep all
+_T = TypeVar("_T")
+REPORT_LIST_LIMIT = 500  # the run report names this many skipped URLs, errors and gone pages; it counts all
 
 
 @dataclass
@@ -75,6 +77,9 @@ class SyncReport:
     archived: int = 0
     complete: bool = True
     stopped: str = ""
+    skipped_count: int = 0  # every URL left out, named in `skipped` up to REPORT_LIST_LIMIT
+    skipped_without_row: int = 0  # of those, the ones past the run's row budget: counted, not stored
+    budget: dict[str, int] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
@@ -95,28 +100,37 @@ class SyncReport:
 class _Crawl:
     source: WebSource
     fetcher: Fetcher
+    budget: Budget
     known: dict[str, WebPage]
     report: SyncReport
+    known_cut: bool = False  # more pages known from earlier runs than the budget reads back
     origin: str = ""
     robots: Any = None
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
-    pages: int = 0
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # URLs requested as pages (and gone ones)
+    unvisited: dict[str, Outcome] = field(default_factory=dict)  # refused before fetching: rows while rows remain
+    unseen_gone: int = 0  # known pages marked gone for being unseen (their rows are updated, not added)
+    refused_known: set[str] = field(default_factory=set)  # known URLs refused this run: seen, not gone
+    halted: bool = False
 
 
 def websync_run(*, tenant: Tenant, source_id: int, encoder: Encoder | None = None,
                 resolve: Resolver = system_resolve) -> SyncReport:
     """Run one sync of a source now; the source row records the status and the report."""
     started = time.perf_counter()
-    source, known = _load(tenant=tenant, source_id=source_id)
+    source = _load(tenant=tenant, source_id=source_id)
     report = SyncReport(source_id=source.pk)
     with _source_lock(source_id=source.pk) as acquired:
         if not acquired:
             raise RuntimeError(f"another sync of web source {source.pk} is running")
         _set_status(tenant=tenant, source_id=source.pk, status=WebSource.Status.RUNNING)
+        budget = Budget.for_run(page_limit=source.page_limit)
         try:
-            deadline = time.monotonic() + settings.WEBSYNC_MAX_RUN_SECONDS
-            with Fetcher(deadline=deadline, resolve=resolve) as fetcher:
-                state = _Crawl(source=source, fetcher=fetcher, known=known, report=report)
+            known, cut = _load_known(tenant=tenant, source_id=source.pk, bound=budget.known)
+            with Fetcher(deadline=budget.deadline, resolve=resolve, budget=budget) as fetcher:
+                state = _Crawl(source=source, fetcher=fetcher, budget=budget, known=known, known_cut=cut,
+                               report=report)
                 _crawl(state)
                 report.requests = fetcher.requests
             documents = _ingest(tenant=tenant, source=source, state=state, encoder=encoder)
@@ -124,18 +138,29 @@ def websync_run(*, tenant: Tenant, source_id: int, encoder: Encoder | None = Non
             report.seconds = round(time.perf_counter() - started, 3)
             _save(tenant=tenant, state=state, documents=documents)
         except Exception as exc:  # the source must say what happened, whatever it was
+            report.budget = budget.as_dict()
             _set_status(tenant=tenant, source_id=source.pk, status=WebSource.Status.FAILED,
                         error=f"{type(exc).__name__}: {exc}"[:2000], report=report.as_dict())
             raise
     return report
 
 
-def _load(*, tenant: Tenant, source_id: int) -> tuple[WebSource, dict[str, WebPage]]:
+def _load(*, tenant: Tenant, source_id: int) -> WebSource:
     with tenant_context(tenant.id):
-        # Index: corpus_websource_pkey (tenant_id, id); corpus_webpage_source_url_uniq (tenant_id, source_id, url).
-        source = WebSource.objects.select_related("audience").get(tenant=tenant, pk=source_id)
-        known = {page.url: page for page in WebPage.objects.filter(tenant=tenant, source_id=source_id)}
-    return source, known
+        # Index: corpus_websource_pkey (tenant_id, id).
+        return WebSource.objects.select_related("audience").get(tenant=tenant, pk=source_id)
+
+
+def _load_known(*, tenant: Tenant, source_id: int, bound: int) -> tuple[dict[str, WebPage], bool]:
+    """The pages of earlier runs a run needs (those holding a live document: validators, links,
+    what to archive), at most `bound`, most recently fetched first; and whether there were more.
+    Rows of refused URLs are records only and are never read back."""
+    with tenant_context(tenant.id):
+        # Index: corpus_webpage_source_url_uniq (tenant_id, source_id, url).
+        rows = list(WebPage.objects.filter(tenant=tenant, source_id=source_id, document__isnull=False)
+                    .exclude(status=WebPage.Status.GONE).order_by(F("fetched_at").desc(nulls_last=True), "url")
+                    [:bound + 1])
+    return {page.url: page for page in rows[:bound]}, len(rows) > bound
 
 
 @contextmanager
@@ -167,27 +192,33 @@ def _crawl(state: _Crawl) -> None:
     start = crawl.normalize(source.start_url)
     state.origin = origin_of(start)
     state.robots = _robots(state)
+    state.include, state.exclude = crawl.patterns(source.include_patterns), crawl.patterns(source.exclude_patterns)
+    limit = state.budget.pages
     if source.kind == WebSource.Kind.SITEMAP:
-        queue = deque(_sitemap_pages(state, start))
-        follow = False
+        # One page past the limit is read, so that a longer sitemap stops the crawl as cut short.
+        read = read_sitemaps(fetcher=state.fetcher, budget=state.budget, url=start, origin=state.origin,
+                             want=limit + 1, refusal=lambda url: _refusal(state, url),
+                             skip=lambda url, reason: _refuse(state, url, reason),
+                             failed=lambda url, reason: _unvisited_error(state, url, reason))
+        if read.stopped:
+            _stop(state, read.stopped)
+        queue, follow = deque(read.pages), False
     else:
         queue, follow = deque([start]), True
     seen = set(queue)
-    include, exclude = crawl.patterns(source.include_patterns), crawl.patterns(source.exclude_patterns)
-    limit = min(source.page_limit, settings.WEBSYNC_MAX_PAGES)
     while queue:
         url = queue.popleft()
-        if state.pages >= limit:
+        if state.budget.visited >= limit:
             _stop(state, f"page limit {limit} reached")
             break
-        if state.report.stopped or time.monotonic() >= state.fetcher.deadline:
-            _stop(state, state.report.stopped or "the run's time budget is spent")
+        if state.halted or time.monotonic() >= state.fetcher.deadline:
+            _stop(state, "the run's time budget is spent")
             break
-        reason = _refusal(state, url, include=include, exclude=exclude)
+        reason = _refusal(state, url)
         if reason:
-            _skip(state, url, reason)
+            _refuse(state, url, reason)
             continue
-        state.pages += 1
+        state.budget.visited += 1
         links = _visit(state, url)
         for link in links if follow else ():
             link = crawl.normalize(link)
@@ -198,14 +229,15 @@ def _crawl(state: _Crawl) -> None:
 
 
 def _stop(state: _Crawl, why: str) -> None:
+    """The run is cut short (nothing is archived for being unseen); the first reason is kept."""
     state.report.complete = False
-    state.report.stopped = why
+    state.report.stopped = state.report.stopped or why
 
 
-def _refusal(state: _Crawl, url: str, *, include: list[str], exclude: list[str]) -> str | None:
+def _refusal(state: _Crawl, url: str) -> str | None:
     if not crawl.same_host(url, state.origin):
         return f"not on {state.origin}"
-    reason = crawl.pattern_reason(url, include=include, exclude=exclude)
+    reason = crawl.pattern_reason(url, include=state.include, exclude=state.exclude)
     if reason:
         return reason
     if not crawl.robots_allow(state.robots, url):
@@ -213,14 +245,46 @@ def _refusal(state: _Crawl, url: str, *, include: list[str], exclude: list[str])
     return None
 
 
+def _note(items: list[_T], item: _T) -> None:
+    if len(items) < REPORT_LIST_LIMIT:
+        items.append(item)
+
+
 def _skip(state: _Crawl, url: str, reason: str) -> None:
+    """A URL requested as a page and not ingested: it has its row."""
     state.outcomes[url] = Outcome(url=url, status=WebPage.Status.SKIPPED, reason=reason)
-    state.report.skipped.append({"url": url, "reason": reason})
+    state.report.skipped_count += 1
+    _note(state.report.skipped, {"url": url, "reason": reason})
+
+
+def _refuse(state: _Crawl, url: str, reason: str) -> None:
+    """A URL left out before fetching: counted always, a row only within the run's row budget."""
+    state.report.skipped_count += 1
+    _note(state.report.skipped, {"url": url, "reason": reason})
+    if url in state.known:
+        state.refused_known.add(url)
+    _hold(state, Outcome(url=url, status=WebPage.Status.SKIPPED, reason=reason))
+
+
+def _hold(state: _Crawl, outcome: Outcome) -> None:
+    # At most a page limit's worth is held: the rows left after the pages' are chosen among them.
+    if outcome.url in state.unvisited:
+        return
+    if len(state.unvisited) < state.budget.pages:
+        state.unvisited[outcome.url] = outcome
+    elif outcome.status == WebPage.Status.SKIPPED:
+        state.report.skipped_without_row += 1
 
 
 def _error(state: _Crawl, url: str, reason: str, http_status: int | None = None) -> None:
     state.outcomes[url] = Outcome(url=url, status=WebPage.Status.ERROR, reason=reason, http_status=http_status)
-    state.report.errors.append({"url": url, "error": reason})
+    _note(state.report.errors, {"url": url, "error": reason})
+
+
+def _unvisited_error(state: _Crawl, url: str, reason: str) -> None:
+    """A nested sitemap that could not be read: an error of the run, a row within the budget."""
+    _note(state.report.errors, {"url": url, "error": reason})
+    _hold(state, Outcome(url=url, status=WebPage.Status.ERROR, reason=reason))
 
 
 def _robots(state: _Crawl) -> Any:
@@ -241,29 +305,6 @@ def _robots(state: _Crawl) -> Any:
     return robots
 
 
-def _sitemap_pages(state: _Crawl, url: str) -> list[str]:
-    """Page URLs of a sitemap (and of the sitemaps an index names, one level, same host)."""
-    pages: list[str] = []
-    sitemaps, done = [url], 0
-    while sitemaps and done < 50:
-        current = sitemaps.pop(0)
-        done += 1
-        try:
-            response = state.fetcher.get(current, same_host=state.origin)
-            if response.status != 200:
-                raise ValueError(f"HTTP {response.status}")
-            found, nested = crawl.sitemap_urls(response.body)
-        except (httpx.HTTPError, OSError, TimeoutError, ValueError, SyntaxError) as exc:
-            if current == url:
-                raise ValueError(f"sitemap {url} unreadable: {exc}") from exc
-            _error(state, current, f"sitemap unreadable: {exc}")
-            continue
-        pages.extend(crawl.normalize(p) for p in found)
-        if current == url:
-            sitemaps.extend(crawl.normalize(n) for n in nested if crawl.same_host(n, state.origin))
-    return list(dict.fromkeys(pages))
-
-
 def _conditional(page: WebPage | None) -> dict[str, str]:
     """Validators of the last good fetch; none when there is no live document to keep."""
     if page is None or page.document_id is None or page.status == WebPage.Status.GONE:
@@ -282,7 +323,8 @@ def _visit(state: _Crawl, url: str) -> list[str]:
     except Refused as exc:
         _skip(state, url, f"refused: {exc}")
         return []
-    except RunOutOfTime as exc:
+    except BudgetSpent as exc:
+        state.halted = True
         _stop(state, str(exc))
         return []
     except (httpx.HTTPError, OSError, TimeoutError) as exc:
@@ -298,7 +340,7 @@ def _visit(state: _Crawl, url: str) -> list[str]:
     if response.status in GONE:
         state.outcomes[url] = Outcome(url=url, status=WebPage.Status.GONE, http_status=response.status,
                                       reason=f"HTTP {response.status}")
-        state.report.gone.append(url)
+        _note(state.report.gone, url)
         return []
     if response.status != 200:
         _error(state, url, f"HTTP {response.status}", response.status)
@@ -383,13 +425,14 @@ def _ingest(*, tenant: Tenant, source: WebSource, state: _Crawl, encoder: Encode
     for outcome in chosen.values():
         if outcome.status == WebPage.Status.INGESTED and outcome.canonical not in documents:
             outcome.status, outcome.reason = WebPage.Status.SKIPPED, "no text to index (navigation only)"
-            report.skipped.append({"url": outcome.url, "reason": outcome.reason})
+            report.skipped_count += 1
+            _note(report.skipped, {"url": outcome.url, "reason": outcome.reason})
     return documents
 
 
 def _fail(state: _Crawl, outcome: Outcome, reason: str) -> None:
     outcome.status, outcome.reason = WebPage.Status.ERROR, reason[:2000]
-    state.report.errors.append({"url": outcome.url, "error": outcome.reason})
+    _note(state.report.errors, {"url": outcome.url, "error": outcome.reason})
 
 
 def _archive_gone(*, tenant: Tenant, state: _Crawl, documents: dict[str, int]) -> None:
@@ -398,13 +441,17 @@ def _archive_gone(*, tenant: Tenant, state: _Crawl, documents: dict[str, int]) -
     resolves to stays."""
     report = state.report
     if report.errors:
-        _stop(state, report.stopped or "pages failed: nothing is archived for being unseen")
+        _stop(state, "pages failed: nothing is archived for being unseen")
+    if state.known_cut:
+        _stop(state, f"more than {state.budget.known:,} pages known from earlier runs: "
+                     "nothing is archived for being unseen")
     if report.complete:
         for url, page in state.known.items():
-            if url not in state.outcomes and page.status in LIVE:
+            if url not in state.outcomes and url not in state.refused_known and page.status in LIVE:
                 how = "sitemap" if state.source.kind == WebSource.Kind.SITEMAP else "crawl"
                 state.outcomes[url] = Outcome(url=url, status=WebPage.Status.GONE, reason=f"no longer in the {how}")
-                report.gone.append(url)
+                state.unseen_gone += 1
+                _note(report.gone, url)
     live = {documents[o.canonical] for o in state.outcomes.values() if o.status in LIVE and o.canonical in documents}
     gone = {state.known[o.url].document_id for o in state.outcomes.values()
             if o.status == WebPage.Status.GONE and o.url in state.known}
@@ -429,8 +476,15 @@ def _row(tenant: Tenant, state: _Crawl, outcome: Outcome, documents: dict[str, i
 
 def _save(*, tenant: Tenant, state: _Crawl, documents: dict[str, int]) -> None:
     now = timezone.now()
-    rows = [_row(tenant, state, outcome, documents, now) for outcome in state.outcomes.values()]
-    report = state.report
+    report, budget = state.report, state.budget
+    # The pages requested have their rows; URLs refused before fetching share what is left.
+    held = [o for o in state.unvisited.values() if o.url not in state.outcomes]
+    room = budget.rows_after_pages
+    report.skipped_without_row += sum(1 for o in held[room:] if o.status == WebPage.Status.SKIPPED)
+    outcomes = [*state.outcomes.values(), *held[:room]]
+    budget.rows = len(outcomes) - state.unseen_gone
+    report.budget = budget.as_dict()
+    rows = [_row(tenant, state, outcome, documents, now) for outcome in outcomes]
     status = WebSource.Status.SUCCEEDED if report.ok else WebSource.Status.FAILED
     with tenant_context(tenant.id):
         # Index: corpus_webpage_source_url_uniq (tenant_id, source_id, url).
