@@ -237,6 +237,9 @@ WEBSYNC_TIMEOUT_SECONDS = env_float("WEBSYNC_TIMEOUT_SECONDS", default=10.0, min
 WEBSYNC_MAX_PAGE_BYTES = env_int("WEBSYNC_MAX_PAGE_BYTES", default=5 * 1024 * 1024, minimum=1024)
 WEBSYNC_MAX_PAGES = env_int("WEBSYNC_MAX_PAGES", default=5000, minimum=1, maximum=100_000)
 WEBSYNC_MAX_RUN_SECONDS = env_int("WEBSYNC_MAX_RUN_SECONDS", default=3600, minimum=1)
+# Every byte one run reads (robots.txt, sitemaps, pages): the transfer an operator allows a
+# source per run; past it the run stops and archives nothing for being unseen.
+WEBSYNC_MAX_RUN_BYTES = env_int("WEBSYNC_MAX_RUN_BYTES", default=1024 * 1024 * 1024, minimum=1024 * 1024)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
 # Definition lists read as one entity per term (corpus/parsers/outline.py); measured and not

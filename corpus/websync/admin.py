@@ -84,8 +84,10 @@ class WebSourceAdmin(TenantScopedAdmin):
         r = obj.last_report
         if not r:
             return obj.last_error or "—"
+        # Reports before the run budget have no skipped_count: their list held every skipped URL.
+        skipped = r.get("skipped_count", len(r["skipped"]))
         return (f"{r['fetched']} fetched, {r['not_modified']} unchanged (304), {r['added']} added, "
-                f"{r['changed']} changed, {len(r['skipped'])} skipped, {r['archived']} archived, "
+                f"{r['changed']} changed, {skipped} skipped, {r['archived']} archived, "
                 f"{len(r['errors'])} errors")
 
     @admin.display(description="report")

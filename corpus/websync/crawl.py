@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
@@ -58,20 +58,49 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def sitemap_urls(body: bytes) -> tuple[list[str], list[str]]:
-    """(page URLs, nested sitemap URLs) of a sitemap or a sitemap index. The body is already
-    bounded by the page byte limit; expat (>= 2.4) refuses entity expansion bombs and
-    ElementTree never fetches external entities."""
-    root = ElementTree.fromstring(body)
-    pages: list[str] = []
-    nested: list[str] = []
-    target = nested if _local(root.tag) == "sitemapindex" else pages
-    for element in root.iter():
-        if _local(element.tag) == "loc" and element.text and element.text.strip():
-            target.append(element.text.strip())
-            if len(target) >= MAX_SITEMAP_URLS:
-                break
-    return pages, nested
+class SitemapReader:
+    """The <loc> entries of a sitemap or a sitemap index, read as its bytes arrive, so the reader
+    can stop at any entry without the rest being downloaded or parsed. Finished elements are
+    dropped as they are read: memory stays flat however long the file. expat (>= 2.4) refuses
+    entity expansion bombs and ElementTree never fetches external entities."""
+
+    def __init__(self) -> None:
+        self._parser = ElementTree.XMLPullParser(events=("start", "end"))
+        self._root: ElementTree.Element | None = None
+        self.entries = 0
+
+    @property
+    def full(self) -> bool:
+        """The protocol's own limit per file is read: the rest of the file is not."""
+        return self.entries >= MAX_SITEMAP_URLS
+
+    @property
+    def index(self) -> bool:
+        """Whether the file is a sitemap index (its entries are sitemaps, not pages)."""
+        return self._root is not None and _local(self._root.tag) == "sitemapindex"
+
+    def feed(self, piece: bytes) -> Iterator[str]:
+        """The entries completed by `piece`; raises SyntaxError (ParseError) on malformed XML."""
+        self._parser.feed(piece)
+        yield from self._read()
+
+    def close(self) -> Iterator[str]:
+        self._parser.close()
+        yield from self._read()
+
+    def _read(self) -> Iterator[str]:
+        for event, element in self._parser.read_events():
+            if self._root is None:
+                self._root = element
+            if event != "end":
+                continue
+            text = (element.text or "").strip() if _local(element.tag) == "loc" else ""
+            element.clear()
+            if text and self.entries < MAX_SITEMAP_URLS:
+                self.entries += 1
+                yield text
+        if self._root is not None:
+            self._root.clear()
 
 
 def page_links(body: bytes, base: str) -> tuple[list[str], str | None]:

@@ -9,7 +9,8 @@ tenants/netguard.py, which webhooks use too), unless WEBSYNC_ALLOW_PRIVATE_ADDRE
 (docs/decisions/0055).
 
 Bounds: a connect/read timeout per request, a wall-clock deadline per request and per run,
-and a byte limit per response read as a stream (a larger body is cut off and refused).
+a byte limit per response read as a stream (a larger body is cut off and refused), and the
+run's byte budget (corpus.websync.budget) charged piece by piece.
 Requests to one host are spaced by WEBSYNC_DELAY_SECONDS.
 """
 
@@ -17,13 +18,15 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 from django.conf import settings
 
+from corpus.websync.budget import Budget, BudgetSpent
 from tenants.netguard import first_refused
 
 MAX_REDIRECTS = 5
@@ -36,7 +39,7 @@ class Refused(ValueError):
     """A URL this server will not fetch: why is in the message."""
 
 
-class RunOutOfTime(TimeoutError):
+class RunOutOfTime(BudgetSpent):
     """The run's time budget is spent: the crawl stops here."""
 
 
@@ -91,14 +94,27 @@ class Response:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
+@dataclass
+class Streamed:
+    """A response whose body is read as it arrives: `pieces` is bounded like `Response.body`."""
+
+    url: str  # after redirects
+    status: int
+    headers: Mapping[str, str]
+    pieces: Iterator[bytes]
+    redirects: list[str] = field(default_factory=list)
+
+
 class Fetcher:
-    """One run's HTTP client: checked, pinned, throttled, bounded."""
+    """One run's HTTP client: checked, pinned, throttled, bounded; every byte read is charged to
+    the run's budget when there is one."""
 
     def __init__(self, *, deadline: float, resolve: Resolver = system_resolve,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, budget: Budget | None = None) -> None:
         self.deadline = deadline
         self.resolve = resolve
         self.sleep = sleep
+        self.budget = budget
         self.requests = 0
         self.delay = settings.WEBSYNC_DELAY_SECONDS  # raised by a robots.txt Crawl-delay
         self._last_request: dict[str, float] = {}
@@ -117,16 +133,27 @@ class Fetcher:
 
     def get(self, url: str, *, headers: Mapping[str, str] | None = None,
             same_host: str | None = None) -> Response:
+        """GET `url`, the whole (bounded) body read; see `stream`."""
+        with self.stream(url, headers=headers, same_host=same_host) as streamed:
+            body = b"".join(streamed.pieces)
+        return Response(url=streamed.url, status=streamed.status, headers=streamed.headers, body=body,
+                        redirects=streamed.redirects)
+
+    @contextmanager
+    def stream(self, url: str, *, headers: Mapping[str, str] | None = None,
+               same_host: str | None = None) -> Iterator[Streamed]:
         """GET `url`, following redirects by hand; each hop is checked before it is connected.
-        `same_host`: a redirect to another host (scheme://host:port) is Refused."""
+        `same_host`: a redirect to another host (scheme://host:port) is Refused. Leaving the
+        block closes the connection: a reader that stops reading stops the download."""
         hops: list[str] = []
         current = url
         for _ in range(MAX_REDIRECTS + 1):
-            response = self._one(current, headers or {})
-            location = response.headers.get("location")
-            if response.status not in REDIRECTS or not location:
-                response.redirects = hops
-                return response
+            with self._open(current, headers or {}) as streamed:
+                location = streamed.headers.get("location")
+                if streamed.status not in REDIRECTS or not location:
+                    streamed.redirects = hops
+                    yield streamed
+                    return
             hops.append(current)
             current = urljoin(current, location).split("#", 1)[0]
             if same_host is not None and origin_of(current) != same_host:
@@ -145,7 +172,8 @@ class Fetcher:
                 self.sleep(wait)
         self._last_request[host] = time.monotonic()
 
-    def _one(self, url: str, headers: Mapping[str, str]) -> Response:
+    @contextmanager
+    def _open(self, url: str, headers: Mapping[str, str]) -> Iterator[Streamed]:
         if time.monotonic() >= self.deadline:
             raise RunOutOfTime("the run's time budget is spent")
         addresses = check_url(url, resolve=self.resolve)
@@ -156,26 +184,37 @@ class Fetcher:
         request_headers = {"User-Agent": user_agent(), "Accept-Encoding": "identity",
                            "Host": parsed.netloc.decode("ascii"), **headers}
         self.requests += 1
-        limit = settings.WEBSYNC_MAX_PAGE_BYTES
-        # A slow server may keep each read under the timeout: the page's own deadline cuts it off.
-        page_deadline = min(self.deadline, time.monotonic() + 4 * settings.WEBSYNC_TIMEOUT_SECONDS)
         with self._client.stream("GET", pinned, headers=request_headers, extensions=extensions) as response:
             encoding = response.headers.get("content-encoding", "identity").strip().lower()
             if encoding not in ("", "identity"):
                 # Asked for identity; a compressed body is not inflated here (no decompression bomb).
                 raise Refused(f"{url[:200]} came {encoding}-encoded although identity was asked for")
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                raise Refused(f"{url[:200]} declares {int(declared):,} bytes, over the {limit:,}-byte limit")
-            body = bytearray()
-            for piece in response.iter_raw():
-                body += piece
-                if len(body) > limit:
-                    raise Refused(f"{url[:200]} is over the {limit:,}-byte limit")
-                if time.monotonic() > page_deadline:
-                    raise TimeoutError(f"{url[:200]} took longer than its time budget")
-            return Response(url=url, status=response.status_code, headers=dict(response.headers.items()),
-                            body=bytes(body))
+            self._check_declared(url, response.headers.get("content-length", ""))
+            yield Streamed(url=url, status=response.status_code, headers=dict(response.headers.items()),
+                           pieces=self._pieces(url, response))
+
+    def _check_declared(self, url: str, declared: str) -> None:
+        limit = settings.WEBSYNC_MAX_PAGE_BYTES
+        if declared.isdigit() and int(declared) > limit:
+            raise Refused(f"{url[:200]} declares {int(declared):,} bytes, over the {limit:,}-byte limit")
+        if declared.isdigit() and self.budget is not None and int(declared) > self.budget.bytes_left():
+            raise BudgetSpent(f"{url[:200]} declares {int(declared):,} bytes, more than the run's byte budget "
+                              f"has left ({self.budget.bytes_left():,})")
+
+    def _pieces(self, url: str, response: httpx.Response) -> Iterator[bytes]:
+        limit = settings.WEBSYNC_MAX_PAGE_BYTES
+        # A slow server may keep each read under the timeout: the page's own deadline cuts it off.
+        page_deadline = min(self.deadline, time.monotonic() + 4 * settings.WEBSYNC_TIMEOUT_SECONDS)
+        size = 0
+        for piece in response.iter_raw():
+            size += len(piece)
+            if size > limit:
+                raise Refused(f"{url[:200]} is over the {limit:,}-byte limit")
+            if self.budget is not None:
+                self.budget.spend_bytes(len(piece))
+            if time.monotonic() > page_deadline:
+                raise TimeoutError(f"{url[:200]} took longer than its time budget")
+            yield piece
 
 
 def origin_of(url: str) -> str:
