@@ -102,7 +102,9 @@ class ErasureReport(RowCounts):
 
 def _person(tenant_id: int, escalations: Q) -> tuple[list[int], list[str]]:
     """Inside a tenant context: the traces of a person (their escalations' traces and every
-    trace of the same conversations) and the questions they asked."""
+    trace of the same conversations) and the questions they asked. A stored conversation id
+    names the principal that sent it (docs/decisions/0093), so another key or visitor using
+    the same client id is never followed here."""
     rows = list(Escalation.objects.filter(escalations, tenant_id=tenant_id).values_list("trace_id",
                                                                                           "conversation_id"))
     conversations = sorted({c for _, c in rows if c})
