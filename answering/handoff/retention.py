@@ -33,7 +33,8 @@ UPDATE answering_trace
 """
 _ANONYMISE_ESCALATIONS = """
 UPDATE answering_escalation
-   SET question = '', history = '[]', contact_email = '', detail = '', resolution_note = '', conversation_id = ''
+   SET question = '', history = '[]', contact_email = '', detail = '', resolution_note = '', conversation_id = '',
+       alert_error = ''
  WHERE tenant_id = %(t)s AND created_at < %(before)s AND (question <> '' OR contact_email <> '')
 """
 # Index for all three: the (tenant_id, created_at) or (tenant_id, escalation_id, created_at) indexes.
