@@ -9,6 +9,16 @@ from corpus.models import IngestJob
 from tenants.models import LogMirror, Mirror, Tenant
 
 
+class NotificationStatus(models.TextChoices):
+    """Where an email notification stands, on the row it is about (answering/handoff/outbox.py)."""
+
+    NONE = "", "None"
+    PENDING = "pending", "Pending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+    SKIPPED = "skipped", "Nobody to send to"
+
+
 class Trace(LogMirror):
     class Action(models.TextChoices):
         ANSWERED = "answered", "Answered"
@@ -83,6 +93,11 @@ class Escalation(LogMirror):
     first_reply_at = models.DateTimeField(null=True, blank=True)
     agents_notified_at = models.DateTimeField(null=True, blank=True)
     contact_email = models.CharField(max_length=254, blank=True, default="")
+    # The agents' alert of this escalation, one by one (none in digest mode); retried with backoff.
+    alert_status = models.CharField(max_length=8, choices=NotificationStatus.choices, blank=True, default="")
+    alert_attempts = models.IntegerField(default=0)
+    alert_error = models.CharField(max_length=300, blank=True, default="")
+    alert_next_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(LogMirror.Meta):
         db_table = "answering_escalation"
@@ -106,6 +121,11 @@ class EscalationMessage(Mirror):
                                related_name="+")
     body = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
+    # The email of an agent's message to the asker who left a contact; retried with backoff.
+    email_status = models.CharField(max_length=8, choices=NotificationStatus.choices, blank=True, default="")
+    email_attempts = models.IntegerField(default=0)
+    email_error = models.CharField(max_length=300, blank=True, default="")
+    email_next_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(Mirror.Meta):
         db_table = "answering_escalation_message"

@@ -462,6 +462,10 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", default=20, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", default="answerdesk@localhost")
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
                         else "django.core.mail.backends.console.EmailBackend")
+# A failed notification email (SMTP down, refused) is tried again after this × 2^(n-1):
+# 1, 2, 4, 8, 16 min, then given up; the escalation's console page shows where it stands.
+NOTIFY_MAX_ATTEMPTS = env_int("NOTIFY_MAX_ATTEMPTS", default=6, minimum=1, maximum=20)
+NOTIFY_BACKOFF_SECONDS = env_int("NOTIFY_BACKOFF_SECONDS", default=60, minimum=1)
 
 LOGGING = {
     "version": 1,

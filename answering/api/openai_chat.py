@@ -28,6 +28,7 @@ from answering.api.openai_messages import (
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
 from answering.language import asker_language, in_active_language
 from answering.handoff.followups import ContactInvalid, contact_given
+from answering.pipeline.conversations import conversation_bound, key_principal
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from tenants.apierrors import InvalidRequest
@@ -109,7 +110,9 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
     except ContactInvalid as exc:
         raise InvalidRequest(f"answerdesk.contact: {exc}") from exc
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=conversation.question,
-                    history=conversation.history, conversation_id=conversation.conversation_id,
+                    history=conversation.history,
+                    conversation_id=conversation_bound(principal=key_principal(api_key_id=principal.api_key.pk),
+                                                       client_id=conversation.conversation_id),
                     use_default_chain=uses_chain, contact=contact)
     completion = _Completion(principal=principal, body=body, conversation=conversation,
                      completion_id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),

@@ -80,7 +80,8 @@ def conversation_from(messages: Sequence[Any], *, user: str | None) -> Conversat
     history = history[-MAX_HISTORY_TURNS:]
     first_user = next((m for m in messages if m.role == "user"), messages[-1])
     # No conversation id in this wire format: the first question (and the client's user tag)
-    # identify a conversation well enough to group its traces.
+    # identify a conversation well enough to group its traces; the endpoint binds it to the key,
+    # so another key opening with the same words is another conversation (docs/decisions/0093).
     seed = json.dumps([message_text(first_user.content), user or ""])
     conversation_id = "oa-" + hashlib.sha256(seed.encode()).hexdigest()[:24]
     return Conversation(question=question, history=history, system=system, conversation_id=conversation_id)

@@ -20,6 +20,7 @@ from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sourc
 from answering.pipeline.limits import (MAX_CONVERSATION_ID_CHARS, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS,
                                        QuestionRejected)
 from answering.pipeline.citations import Source
+from answering.pipeline.conversations import conversation_bound, key_principal
 from answering.pipeline.records import feedback_record
 from answering.sse import EventStreamResponse, sse
 from tenants.apierrors import InvalidRequest, NotFound
@@ -160,8 +161,11 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
         contact = contact_given(body.contact)
     except ContactInvalid as exc:
         raise InvalidRequest(f"contact: {exc}") from exc
+    # Stored bound to this key; the client keeps reading back the id it sent (docs/decisions/0093).
+    conversation_id = conversation_bound(principal=key_principal(api_key_id=principal.api_key.pk),
+                                         client_id=body.conversation_id)
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=body.question,
-                    history=[turn.dict() for turn in body.history], conversation_id=body.conversation_id,
+                    history=[turn.dict() for turn in body.history], conversation_id=conversation_id,
                     contact=contact)
     slug = principal.tenant.slug
     # The abstention and greeting texts in the asker's language, the tenant's by default (0050):

@@ -12,6 +12,7 @@ from typing import assert_never
 
 from django.utils.html import escape
 
+from answering.pipeline.conversations import chat_principal, conversation_bound
 from answering.pipeline.flow import Delta, Done, Event, Sources, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from answering.chat import render
@@ -41,9 +42,11 @@ def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str], contac
     connection on it, and without it the browser's EventSource would reconnect and ask again.
     `audiences` come from the signed-in user when the stream starts, never from the pending ask;
     so does `contact`, a member's account email for the escalation (empty for visitors)."""
+    conversation_id = conversation_bound(principal=chat_principal(user_id=ask.user_id, audiences=audiences),
+                                         client_id=ask.conversation_id)
     try:
         for event in answer_stream(tenant=tenant, audiences=audiences, question=ask.question, history=ask.history,
-                                   conversation_id=ask.conversation_id, contact=contact):
+                                   conversation_id=conversation_id, contact=contact):
             yield event_bytes(event, tenant=tenant, turn_id=ask.turn_id, contact=contact)
     except QuestionRejected as exc:
         yield sse(render.failed_html(message=str(exc)), event="done")

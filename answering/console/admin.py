@@ -17,7 +17,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from answering.console import escalations, parts, triage
+from answering.console import escalations, notifications, parts, triage
 from answering.console.dashboard_view import dashboard_view
 from answering.console import handoff as console_handoff
 from answering.console.stats import answer_stats
@@ -63,10 +63,12 @@ class EscalationAdmin(TenantScopedAdmin):
         ("Why it escalated", {"fields": ["reason", "detail", "trace_link", "candidates_display"]}),
         ("Work", {"fields": ["status", "assignee", "claimed_at", "first_reply_at", "resolved_at", "resolution_note",
                              "knowledge"]}),
+        ("Notifications", {"fields": ["notifications_display"]}),
     ]
     readonly_fields = ["tenant", "conversation_display", "created_at", "contact_email", "followup_link",
                        "thread_display", "reason", "detail", "trace_link", "candidates_display", "status", "assignee",
-                       "claimed_at", "first_reply_at", "resolved_at", "resolution_note", "knowledge"]
+                       "claimed_at", "first_reply_at", "resolved_at", "resolution_note", "knowledge",
+                       "notifications_display"]
     actions = ["claim", "mark_resolved", "erase_asker"]
     change_form_template = "admin/answering/escalation/change_form.html"
 
@@ -108,6 +110,10 @@ class EscalationAdmin(TenantScopedAdmin):
     @admin.display(description="messages")
     def thread_display(self, obj: Escalation) -> str:
         return console_handoff.thread_html(escalation=obj)
+
+    @admin.display(description="email")
+    def notifications_display(self, obj: Escalation) -> str:
+        return notifications.notifications_html(escalation=obj)
 
     @admin.display(description="trace")
     def trace_link(self, obj: Escalation) -> str:

@@ -1,4 +1,4 @@
-"""The scheduled side of the handoff: retention, the agents' digest, webhook retries that are due.
+"""The scheduled side of the handoff: retention, the agents' digest, webhook and email retries that are due.
 
 `handoff_housekeeping_task` runs every tenant's housekeeping and queues itself again an hour
 later (backends with run_after, such as the database backend `make run` uses); `manage.py
@@ -32,6 +32,7 @@ def housekeeping_run(*, now: dt.datetime | None = None) -> list[dict[str, Any]]:
         if handoff_config(tenant_id=tenant.id).notify_mode == HandoffSettings.NotifyMode.DIGEST:
             report["digest"] = notify.agents_digest_send(tenant_id=tenant.id, tenant_name=tenant.name)
         report["webhook_retries"] = webhooks.webhook_due_deliveries(tenant_id=tenant.id, now=now)
+        report["notification_retries"] = notify.notifications_due(tenant_id=tenant.id, now=now)
         reports.append(report)
     return reports
 

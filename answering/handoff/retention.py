@@ -33,7 +33,8 @@ UPDATE answering_trace
 """
 _ANONYMISE_ESCALATIONS = """
 UPDATE answering_escalation
-   SET question = '', history = '[]', contact_email = '', detail = '', resolution_note = '', conversation_id = ''
+   SET question = '', history = '[]', contact_email = '', detail = '', resolution_note = '', conversation_id = '',
+       alert_error = ''
  WHERE tenant_id = %(t)s AND created_at < %(before)s AND (question <> '' OR contact_email <> '')
 """
 # Index for all three: the (tenant_id, created_at) or (tenant_id, escalation_id, created_at) indexes.
@@ -102,7 +103,9 @@ class ErasureReport(RowCounts):
 
 def _person(tenant_id: int, escalations: Q) -> tuple[list[int], list[str]]:
     """Inside a tenant context: the traces of a person (their escalations' traces and every
-    trace of the same conversations) and the questions they asked."""
+    trace of the same conversations) and the questions they asked. A stored conversation id
+    names the principal that sent it (docs/decisions/0093), so another key or visitor using
+    the same client id is never followed here."""
     rows = list(Escalation.objects.filter(escalations, tenant_id=tenant_id).values_list("trace_id",
                                                                                           "conversation_id"))
     conversations = sorted({c for _, c in rows if c})

@@ -14,6 +14,7 @@ from django.contrib.staticfiles import finders
 from django.core import signing
 from django.test import Client
 
+from answering.pipeline.conversations import chat_principal, conversation_bound
 from answering.models import Escalation, Trace
 from answering.tests.chat_helpers import ask, ask_and_stream, done_of, read_events, stream_url
 from answering.sse import paced
@@ -286,7 +287,9 @@ def test_follow_up_sends_history_and_the_trace_counts_it(client: Client, demo_co
                {"role": "assistant", "content": "PL-4031 is returned when the card issuer declines. [1]"}]
     ask_and_stream(client, "paylane", "and how do I fix it?", history=history, conversation_id="conv-follow")
     trace = last_trace(Tenant.objects.get(slug="paylane"))
-    assert trace.history_turns == 2 and trace.conversation_id == "conv-follow"
+    # An anonymous visitor's id, bound to the visitors of the public audience (docs/decisions/0093).
+    bound = conversation_bound(principal=chat_principal(user_id=None, audiences=["public"]), client_id="conv-follow")
+    assert trace.history_turns == 2 and trace.conversation_id == bound and bound.endswith(":conv-follow")
     assert "PL-4031" in trace.rewritten_query
 
 
