@@ -70,3 +70,27 @@ def test_forced_fail_a_record_without_a_status_or_an_index_row_is_named(tmp_path
         "0004-disagrees.md: the index says 'in force', the record 'superseded by 0005'",
         "README.md lists 0009-gone.md, which does not exist",
     ]
+
+
+def linked_paths(text: str) -> set[str]:
+    """Repository paths a Markdown text links to, or names in backquotes under docs/ or bench/results/."""
+    links = set(re.findall(r"\]\((?!https?:|#|mailto:)([^)#\s]+)", text))
+    named = set(re.findall(r"`((?:docs|bench/results)/[^`*{}\s]+\.(?:md|json|svg|png|txt|html))`", text))
+    return links | named
+
+
+def test_the_readme_and_the_docs_link_only_to_files_that_exist() -> None:
+    missing = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in sorted(linked_paths(doc.read_text(encoding="utf-8"))):
+            base = ROOT if target.startswith(("docs/", "bench/")) else doc.parent
+            if not (base / target).exists():
+                missing.append(f"{doc.relative_to(ROOT)} -> {target}")
+    assert missing == []
+
+
+def test_the_readme_is_a_front_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 260, "the README is the front page; details go to docs/"
+    for required in ("make run", "make test", "docs/architecture.md", "docs/decisions/README.md", "docs/results.md"):
+        assert required in readme, required
