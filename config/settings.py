@@ -242,26 +242,14 @@ WEBSYNC_MAX_RUN_SECONDS = env_int("WEBSYNC_MAX_RUN_SECONDS", default=3600, minim
 WEBSYNC_MAX_RUN_BYTES = env_int("WEBSYNC_MAX_RUN_BYTES", default=1024 * 1024 * 1024, minimum=1024 * 1024)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
-# Definition lists read as one entity per term (corpus/parsers/outline.py); measured and not
-# adopted, docs/decisions/0041.
-CORPUS_DEFINITION_ENTITIES = env_bool("CORPUS_DEFINITION_ENTITIES", default=False)
-# HTML inline elements read as written, not joined by a space ("“logical”", "argparse.ArgumentParser(prog='P')"):
-# off: on the developer sets it moved cases that sit on the gate's coverage floor, with or without a
-# dotted identifier's parts indexed beside it (docs/decisions/0092).
-CORPUS_HTML_INLINE_WORDS = env_bool("CORPUS_HTML_INLINE_WORDS", default=False)
-# The site's name a generated build appends to every page's <title> ("… — Django 3.2.25
-# documentation") is left out of titles and heading paths (corpus/parsers/html.py, 0071).
-CORPUS_HTML_SITE_TITLE_STRIP = env_bool("CORPUS_HTML_SITE_TITLE_STRIP", default=False)
 # Keys of a language PostgreSQL cannot stem (corpus/language.py, docs/decisions/0050): auto (the
 # tenant's language decides), or the eval arms' baselines `simple` (no keys) and `prefix`.
 # Read at ingest and at query time alike.
 LANGUAGE_KEYS = env_str("LANGUAGE_KEYS", default="auto")
-# Dotted path of a callable(document=, chunks=) -> list[str] writing a situating blurb per
-# chunk (contextual retrieval). Off by default: it needs a generation provider.
+# Dotted path of a callable(document=, chunks=, tenant=) -> list[str] writing a situating blurb per
+# chunk (contextual retrieval): `answering.pipeline.contextualize.contextualize` writes them through
+# ANSWER_PROVIDERS. Off by default: it needs a generation provider.
 CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
-# Dotted path of the chunker, callable(sections, *, counter, target) -> list[ChunkDraft]. The
-# fixed-window one exists for the evaluation's naive-chunking arm (docs/decisions/0021).
-CORPUS_CHUNKER = env_str("CORPUS_CHUNKER", default="corpus.chunking.chunk_sections")
 # Called after an ingest commits with the chunk ids that stopped being live.
 CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
 
@@ -388,34 +376,6 @@ ANSWER_GATE_RESCUE_RERANK = env_float("ANSWER_GATE_RESCUE_RERANK", default=0.5, 
 # Low coverage is forgiven when the question's most distinctive missing word pulls its cosine
 # with the evidence up by at least this (retrieval.pull, docs/decisions/0067); above 2 never forgives.
 ANSWER_GATE_PULL_RESCUE = env_float("ANSWER_GATE_PULL_RESCUE", default=0.12, minimum=0.0)
-# Extractive answerer: a sentence must be this similar to the question to be quoted
-# (0.45 until docs/decisions/0053: the gate, not this floor, is what stops must-abstain questions).
-ANSWER_EXTRACTIVE_MIN_SIMILARITY = env_float("ANSWER_EXTRACTIVE_MIN_SIMILARITY", default=0.40, minimum=0.0, maximum=1.0)
-# The answer names the term a quoted definition belongs to when the term is a line of the chunk (0081).
-ANSWER_EXTRACTIVE_TERM_LINES = env_bool("ANSWER_EXTRACTIVE_TERM_LINES", default=True)
-ANSWER_EXTRACTIVE_SENTENCES = env_int("ANSWER_EXTRACTIVE_SENTENCES", default=3)
-# A sentence's rank score loses this much per place its chunk stands below the first (0061).
-ANSWER_EXTRACTIVE_RANK_PENALTY = env_float("ANSWER_EXTRACTIVE_RANK_PENALTY", default=0.10, minimum=0.0)
-# Where the reranker scored the context: this much per unit of rerank logit below the top instead.
-ANSWER_EXTRACTIVE_LOGIT_PENALTY = env_float("ANSWER_EXTRACTIVE_LOGIT_PENALTY", default=0.0, minimum=0.0)
-# The lexical bonus counts each question word by its IDF over the retrieved chunks (0061).
-ANSWER_EXTRACTIVE_LEXICAL_IDF = env_bool("ANSWER_EXTRACTIVE_LEXICAL_IDF", default=False)
-# A sentence is also read under its heading path ("Limits per plan: Business allows 1,000"):
-# `rescue` only when no sentence reaches the floor alone, and then the heading reading makes a
-# sentence quotable while the sentence alone ranks it; `score` always, ranking by the better
-# reading (a second encoding of every sentence); `off` never (docs/decisions/0057).
-ANSWER_EXTRACTIVE_HEADINGS = env_choice("ANSWER_EXTRACTIVE_HEADINGS", default="rescue",
-                                        choices=("off", "rescue", "score"))
-# A line of a code listing is read as the whole listing it belongs to (`whole`: "CREATE TABLE t ("
-# is never quoted alone; a listing cut by the chunk, or longer than ANSWER_EXTRACTIVE_LISTING_LINES
-# lines or ANSWER_EXTRACTIVE_LISTING_CHARS characters, is not quoted at all), or quoted line by
-# line like prose (`quote`, before docs/decisions/0084).
-ANSWER_EXTRACTIVE_CODE = env_choice("ANSWER_EXTRACTIVE_CODE", default="whole", choices=("quote", "whole"))
-# With `whole`, a quoted sentence that announces a listing ("…looks something like this:") is
-# followed by it, when the answer does not quote that listing already (docs/decisions/0085).
-ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = env_bool("ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS", default=True)
-ANSWER_EXTRACTIVE_LISTING_LINES = env_int("ANSWER_EXTRACTIVE_LISTING_LINES", default=8, minimum=1)
-ANSWER_EXTRACTIVE_LISTING_CHARS = env_int("ANSWER_EXTRACTIVE_LISTING_CHARS", default=400, minimum=1)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
 ANSWER_ABSTAIN_TEXT = env_str(

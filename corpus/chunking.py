@@ -18,7 +18,6 @@ from functools import partial
 from typing import Protocol
 
 from corpus.parsers import Section
-from corpus.parsers.outline import EntitySection
 
 HEADING_SEPARATOR = " > "
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9`])")
@@ -41,7 +40,6 @@ class ChunkDraft:
     content: str  # heading path, blank line, body: what both retrieval legs index
     page: int | None
     token_count: int
-    anchor: str = ""  # the entity's id on its page (docs/decisions/0041); "" outside one
 
 
 def heading_text(path: Sequence[str]) -> str:
@@ -120,8 +118,7 @@ def chunk_sections(sections: Sequence[Section], *, counter: TokenCounter, target
             prefix = f"{heading}\n\n"
             prefix_tokens = counter.count_tokens(prefix)
         room = target - prefix_tokens
-        draft = partial(_draft, heading, page=section.page,
-                        anchor=section.anchor if isinstance(section, EntitySection) else "")
+        draft = partial(_draft, heading, page=section.page)
         current: list[tuple[str, str]] = []
         used = 0
         for (sep, unit), unit_tokens in zip(units, unit_counts):
@@ -143,9 +140,9 @@ def chunk_sections(sections: Sequence[Section], *, counter: TokenCounter, target
     return enforce_limit(drafts, counter=counter, limit=limit)
 
 
-def _draft(heading: str, content: str, *, page: int | None, anchor: str) -> ChunkDraft:
+def _draft(heading: str, content: str, *, page: int | None) -> ChunkDraft:
     # token_count is filled by the final pass, which counts every chunk in one batch.
-    return ChunkDraft(heading_path=heading, content=content, page=page, token_count=-1, anchor=anchor)
+    return ChunkDraft(heading_path=heading, content=content, page=page, token_count=-1)
 
 
 def enforce_limit(drafts: Sequence[ChunkDraft], *, counter: TokenCounter, limit: int) -> list[ChunkDraft]:
@@ -169,45 +166,3 @@ def enforce_limit(drafts: Sequence[ChunkDraft], *, counter: TokenCounter, limit:
             result.append(replace(draft, content=content, token_count=count))
     return result
 
-
-NAIVE_HEADING_JOIN = " | "
-
-
-def chunk_fixed_window(sections: Sequence[Section], *, counter: TokenCounter, target: int) -> list[ChunkDraft]:
-    """The naive baseline the heading-aware chunker is measured against (an evaluation arm).
-
-    The document's text as one stream, each section's own heading as a plain line the way it
-    reads on the page, cut every `target` word pieces: no sentence boundaries, no heading path
-    prepended. Each chunk records the heading paths its window overlaps as metadata only
-    (never indexed), so golden-set locators can still say which chunks hold a section.
-    """
-    target = min(target, counter.max_content_tokens)
-    parts: list[str] = []
-    spans: list[tuple[int, int, str, int | None]] = []  # (start, end, heading path, page)
-    position = 0
-    for section in sections:
-        title = section.heading_path[-1] if section.heading_path else ""
-        text = "\n".join(p for p in (title, section.text.strip()) if p)
-        if not text:
-            continue
-        parts.append(text)
-        spans.append((position, position + len(text), heading_text(section.heading_path), section.page))
-        position += len(text) + 1
-    stream = "\n".join(parts)
-    offsets = counter.token_offsets(stream)
-    drafts: list[ChunkDraft] = []
-    for first in range(0, len(offsets), target):
-        start, end = offsets[first][0], offsets[min(first + target, len(offsets)) - 1][1]
-        content = stream[start:end].strip()
-        if not content:
-            continue
-        covered = [s for s in spans if s[0] < end and s[1] > start]
-        headings = list(dict.fromkeys(s[2] for s in covered if s[2]))
-        drafts.append(ChunkDraft(NAIVE_HEADING_JOIN.join(headings), content,
-                                 covered[0][3] if covered else None, -1))
-    counts = counter.count_batch([d.content for d in drafts])
-    # Re-tokenising a cut can differ by a piece or two from the stream's count; the model's
-    # limit, not the target, is the hard line.
-    return [ChunkDraft(d.heading_path, d.content if n <= counter.max_content_tokens else
-                       cut_to_budget(d.content, counter.max_content_tokens, counter)[0], d.page,
-                       min(n, counter.max_content_tokens)) for d, n in zip(drafts, counts)]

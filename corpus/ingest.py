@@ -35,8 +35,6 @@ from tenants.models import Audience, Tenant
 
 SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
 INDEX_LAYOUT = "exact-terms-1"
-# The live chunker adds nothing to the fingerprint, so existing indexes stay unchanged.
-DEFAULT_CHUNKER = "corpus.chunking.chunk_sections"
 
 
 @dataclass
@@ -191,12 +189,10 @@ def ingest_paths(
         target = settings.CHUNK_TARGET_TOKENS
         contextualize = _contextualizer()
         # Everything that changes what gets stored for the same input: a change re-ingests.
-        chunker = import_string(settings.CORPUS_CHUNKER)
-        chunker_key = "" if settings.CORPUS_CHUNKER == DEFAULT_CHUNKER else f"|{settings.CORPUS_CHUNKER}"
-        config_key = (f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}{chunker_key}"
+        config_key = (f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}"
                       f"{index_keys_version(tenant.language)}")
         pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report,
-                                 chunker, writer, origin)
+                                 writer, origin)
         # A refused document was not written: it may neither supersede nor be tagged by this run.
         accepted = [p for p in parsed_docs if (p.source_type, p.slug) not in refused]
         if contextualize is not None:
@@ -255,7 +251,6 @@ def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: 
 
 def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
           config_key: str, encoder: Encoder, target: int, report: IngestReport,
-          chunker: Callable[..., list[ChunkDraft]] = chunk_sections,
           writer: Writer = OPERATOR, origin: DocumentOrigin = COMMAND) -> tuple[list[_Pending], set[tuple[str, str]]]:
     """What to encode and write, and the documents refused (each a failure in the report)."""
     pending: list[_Pending] = []
@@ -282,7 +277,7 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
             ):
                 report.unchanged += 1
                 continue
-            drafts = chunker(parsed.sections, counter=encoder, target=target)
+            drafts = chunk_sections(parsed.sections, counter=encoder, target=target)
             if not drafts:
                 report.failed.append((parsed.source_path, "no text to index"))
                 refused.add((parsed.source_type, parsed.slug))

@@ -2,7 +2,7 @@
 
 `hybrid` is the live configuration. Most arms are query-time settings overrides and run the
 full answer pipeline, so retrieval and answer metrics are measured together; the cache is off
-during evaluation. Arms that change what is indexed (chunking, contextual blurbs) are built
+during evaluation. Arms that change what is indexed (contextual blurbs, key schemes, encoders) are built
 into a shadow tenant of their own (evaluation.shadow), so the live index is never touched.
 An arm that needs a model provider and has none is reported as skipped with the reason,
 never run as something else under its name.
@@ -72,22 +72,9 @@ ARMS: dict[str, Arm] = {
     "hybrid_rerank_depth_10": Arm({"RETRIEVAL_RERANK_DEPTH": 10}),
     "hybrid_rerank_depth_8": Arm({"RETRIEVAL_RERANK_DEPTH": 8}),
     # One chunk per document before the reranker's cut, so its head is that many documents (0061).
-    # The extractive answerer's sentence order leans on the retrieved order (0061).
-    # 0.10 is the default; 0 is the order by the sentence's own score alone, before 0061.
-    "hybrid_rank_penalty_0": Arm({"ANSWER_EXTRACTIVE_RANK_PENALTY": 0.0}),
-    "hybrid_rank_penalty_05": Arm({"ANSWER_EXTRACTIVE_RANK_PENALTY": 0.05}),
-    "hybrid_rank_penalty_20": Arm({"ANSWER_EXTRACTIVE_RANK_PENALTY": 0.20}),
     # Low query coverage forgiven when cosine margin and rerank probability are both high: fitted
     # on four sets' gate-off rows, the fit chose never to forgive (0061); this is its best in-sample point.
     "hybrid_gate_rescue": Arm({"ANSWER_GATE_RESCUE_MARGIN": 0.5, "ANSWER_GATE_RESCUE_RERANK": 0.5}),
-    "hybrid_logit_penalty_05": Arm({"ANSWER_EXTRACTIVE_LOGIT_PENALTY": 0.05}),
-    "hybrid_logit_penalty_10": Arm({"ANSWER_EXTRACTIVE_LOGIT_PENALTY": 0.10}),
-    "hybrid_lexical_idf": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True}),
-    # A line of code quoted like a sentence, as before 0084 (the default reads it as its whole listing).
-    "code_quoted_as_lines": Arm({"ANSWER_EXTRACTIVE_CODE": "quote"}),
-    # A quoted sentence that announces a listing is not followed by it, as before 0085.
-    "announced_listings_off": Arm({"ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS": False}),
-    "hybrid_lexical_idf_penalty_20": Arm({"ANSWER_EXTRACTIVE_LEXICAL_IDF": True, "ANSWER_EXTRACTIVE_RANK_PENALTY": 0.20}),
     "hybrid_diversify_first": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True}),
     "hybrid_diversify_first_depth_10": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True, "RETRIEVAL_RERANK_DEPTH": 10}),
     # Without the pin of rare quoted identifiers below the reranker's best (docs/decisions/0059).
@@ -112,16 +99,6 @@ ARMS: dict[str, Arm] = {
     "hybrid_pull_off": Arm({"ANSWER_GATE_PULL_RESCUE": 9.0}),
     # The gate without its unknown-name rule (docs/decisions/0051).
     "hybrid_names_off": Arm({"ANSWER_GATE_UNKNOWN_NAMES": False}),
-    # The extractive answerer's quoting floor before docs/decisions/0053.
-    "hybrid_extractive_045": Arm({"ANSWER_EXTRACTIVE_MIN_SIMILARITY": 0.45}),
-    # Sentences scored with and without their heading path (docs/decisions/0057).
-    "hybrid_extractive_headings": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "score"}),
-    "hybrid_extractive_headings_off": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "off"}),
-    "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
-                          note="fixed windows of the same token budget, headings ignored"),
-    "contextual_title": Arm(index_name="ctx-title",
-                            index_settings={"CORPUS_CONTEXTUALIZER": "corpus.contextual.title_and_summary"},
-                            note="provider-free blurb: document title and opening sentence"),
     "contextual_llm": Arm(index_name="ctx-llm",
                           index_settings={"CORPUS_CONTEXTUALIZER": "answering.pipeline.contextualize.contextualize"},
                           needs_provider=True, note="model-written blurb per chunk"),
@@ -157,9 +134,6 @@ ARMS: dict[str, Arm] = {
                         index_settings={"EMBEDDING_BACKEND": "onnx"}, note="float ONNX vectors and queries"),
     "encoder_int8_alone": Arm(index_name="int8-alone", index_settings={"EMBEDDING_BATCH_SIZE": 1},
                               note="int8, each chunk encoded in a batch of its own"),
-    # Titles and heading paths without the site's name every <title> of a build repeats (0071).
-    "site_title_stripped": Arm(index_name="site-title", index_settings={"CORPUS_HTML_SITE_TITLE_STRIP": True},
-                               note="the site's name left out of HTML titles"),
     # Every scope under 20,000 visible chunks searched exactly, not through the shared graph (0069).
     "vector_exact_20k": Arm({"RETRIEVAL_VECTOR_EXACT_BELOW": 20000}, note="exact vector scan below 20k chunks"),
     # The encoder fine-tuned on the tenant's own heading → section pairs (bench/adapt_encoder.py,
@@ -174,11 +148,6 @@ ARMS: dict[str, Arm] = {
     # A word no dictionary knows, absent and uncorrectable, counts as an unknown name (0077); off:
     "coined_words_off": Arm({"RETRIEVAL_COINED_WORDS_AS_NAMES": False},
                             note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
-    # The extractive answer without the term line above its first sentence as its subject (0081).
-    "extractive_term_lines_off": Arm({"ANSWER_EXTRACTIVE_TERM_LINES": False}),
-    # Definition-list terms as sub-sections (docs/decisions/0041; off by default), measured again on every set (0080).
-    "definition_entities": Arm(index_name="entities", index_settings={"CORPUS_DEFINITION_ENTITIES": True},
-                               note="<dt> terms and Sphinx signatures join the heading path"),
     # The defaults, index rebuilt as a shadow: what a shadow arm moves with no setting changed (0083).
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
     # A release note allowed first whatever the question (before 0086).

@@ -14,9 +14,7 @@ and its default as the chunk states them: "`work_mem` (integer, default 4MB): Se
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +41,15 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _MIN_CHARS = 25
-MAX_SENTENCES = 3  # whatever ANSWER_EXTRACTIVE_SENTENCES says above it: a quote, not a page
+MAX_SENTENCES = 3  # a quote, not a page
+# A sentence must be this similar to the question to be quoted (0.45 until docs/decisions/0053:
+# the gate, not this floor, is what stops must-abstain questions).
+MIN_SIMILARITY = 0.40
+# A sentence's rank score loses this much per place its chunk stands below the first (0061).
+RANK_PENALTY = 0.10
+# A listing longer than this many lines or characters is not quoted at all (docs/decisions/0084).
+LISTING_LINES = 8
+LISTING_CHARS = 400
 # Pointers and list openers carry no fact of their own.
 _FILLER = re.compile(
     r"^(?:see\b|refer to\b|for (?:more|further) (?:information|details)\b|more information\b"
@@ -127,12 +133,10 @@ def question_words(question: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(question.lower()) if w not in _STOP}
 
 
-def lexical_bonus(question: str, sentence: str, *, entity: str = "",
-                  weights: Mapping[str, float] | None = None) -> float:
+def lexical_bonus(question: str, sentence: str, *, entity: str = "") -> float:
     """Cosine alone prefers fluent paraphrase; the sentence that holds the exact identifier or
     the question's own words is usually the answer. Identifiers weigh most; a sentence of the
-    entity the question names holds it even when it says "this value" instead. `weights`
-    (context_weights) count a word by how few of the retrieved chunks hold it."""
+    entity the question names holds it even when it says "this value" instead."""
     lowered = sentence.lower()
     identifiers = [t[1:] for t in exact_terms(question)]
     if any(names(identifier, lowered) or identifier == entity for identifier in identifiers):
@@ -140,19 +144,8 @@ def lexical_bonus(question: str, sentence: str, *, entity: str = "",
     words = question_words(question)
     if not words:
         return 0.0
-    weight = weights or {}
-    total = sum(weight.get(w, 1.0) for w in words)
-    present = sum(weight.get(w, 1.0) for w in words if w in lowered)
-    return 0.1 * present / total if total else 0.0
-
-
-def context_weights(question: str, bodies: Sequence[str]) -> dict[str, float]:
-    """BM25's IDF of each question word over the retrieved chunks: the tenant's own name is in
-    every one of them and says nothing about which sentence answers (docs/decisions/0061)."""
-    lowered = [b.lower() for b in bodies]
-    n = len(lowered)
-    return {w: math.log((n - df + 0.5) / (df + 0.5) + 1.0)
-            for w in question_words(question) for df in [sum(1 for b in lowered if w in b)]}
+    present = sum(1 for w in words if w in lowered)
+    return 0.1 * present / len(words)
 
 
 def looks_like_instruction(sentence: str) -> bool:
@@ -194,14 +187,14 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
     return False
 
 
-def _score(question: str, sentences: list[_Sentence], mode: str,
+def _score(question: str, sentences: list[_Sentence], *, headed: bool,
            emphasis: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(rank, quotable) per sentence: cosine to the question (one encoder call) plus the lexical
     bonus, a question asking for an amount or a default leaning to the sentences that state a
-    figure. `score`: both rank and quotable read the sentence also under its heading path and
-    take the better reading; `floor`: only quotable does; `off`: neither."""
+    figure. `headed`: quotable reads the sentence also under its heading path and takes the
+    better reading, while rank reads the sentence alone (docs/decisions/0057)."""
     texts = [s.text for s in sentences]
-    if mode != "off":
+    if headed:
         # A sentence's subject is often only in its heading ("Limits per plan" > "Business
         # workspaces get 1,200"); in the same encoder call, so the question is embedded once.
         texts += [f"{s.candidate.heading_path}: {s.text}" for s in sentences]
@@ -212,16 +205,11 @@ def _score(question: str, sentences: list[_Sentence], mode: str,
         # What the rescuing word adds to each sentence's cosine: the question is answerable
         # because of that word, so the sentences it draws closer answer it (docs/decisions/0067).
         cosine = 2 * cosine - vectors[len(lead):] @ vectors[1]
-    plain, headed = cosine[: len(sentences)], cosine[len(sentences):] if mode != "off" else cosine
-    weights = None
-    if settings.ANSWER_EXTRACTIVE_LEXICAL_IDF:
-        bodies = {s.candidate.chunk_id: _body(s.candidate) for s in sentences}
-        weights = context_weights(question, list(bodies.values()))
-    bonus = [lexical_bonus(question, s.text, entity=s.entity, weights=weights) for s in sentences]
+    plain, under_heading = cosine[: len(sentences)], cosine[len(sentences):] if headed else cosine
+    bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
-    best = np.maximum(plain, headed) + np.array(bonus)
-    return (best if mode == "score" else plain + np.array(bonus)), best
+    return plain + np.array(bonus), np.maximum(plain, under_heading) + np.array(bonus)
 
 
 def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np.ndarray:
@@ -232,25 +220,17 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
     guarantee?") pulls every sentence that repeats the name above the top chunk's "99.95%
     monthly uptime commitment" (docs/decisions/0061). The order ranks; it never makes a
     sentence quotable."""
-    logit_weight = settings.ANSWER_EXTRACTIVE_LOGIT_PENALTY
-    if logit_weight > 0 and all(c.rerank_logit is not None for c in context):
-        # How much worse the reranker judged the chunk: nearly nothing where it could not tell.
-        top = max(float(c.rerank_logit or 0.0) for c in context)
-        gap = {c.chunk_id: top - float(c.rerank_logit or 0.0) for c in context}
-        return np.array([logit_weight * gap[s.candidate.chunk_id] for s in sentences])
-    penalty = settings.ANSWER_EXTRACTIVE_RANK_PENALTY
     position = {c.chunk_id: i for i, c in enumerate(context)}
-    return np.array([penalty * position[s.candidate.chunk_id] for s in sentences])
+    return np.array([RANK_PENALTY * position[s.candidate.chunk_id] for s in sentences])
 
 
 def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
     """The best quotable sentences (`ranked` best first, each with its quotable score): at most
     two per chunk, none said twice."""
-    limit = min(settings.ANSWER_EXTRACTIVE_SENTENCES, MAX_SENTENCES)
     picked: list[_Sentence] = []
     per_chunk: dict[int, int] = {}
     for sentence, quotable in ranked:
-        if len(picked) >= limit:
+        if len(picked) >= MAX_SENTENCES:
             break
         if quotable < minimum or per_chunk.get(sentence.candidate.chunk_id, 0) >= 2 or is_repeat(
                 sentence.text, [p.text for p in picked]):
@@ -264,9 +244,8 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
     """`emphasis`: the question without the missing word whose pull let it past the gate
     (retrieval.pull); sentences are then scored by what that word adds."""
     context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
-    code = settings.ANSWER_EXTRACTIVE_CODE
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
-                 for s in _quotable(_body(c), code) if not looks_like_instruction(s) and not is_filler(s)]
+                 for s in _quotable(_body(c)) if not looks_like_instruction(s) and not is_filler(s)]
     identifiers = [t[1:] for t in exact_terms(question)]
     naming = [s for s in sentences if any(names(i, s.text.lower()) or i == s.entity for i in identifiers)]
     if naming:
@@ -274,12 +253,11 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         sentences = naming
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
-    mode = settings.ANSWER_EXTRACTIVE_HEADINGS
-    minimum = settings.ANSWER_EXTRACTIVE_MIN_SIMILARITY
-    rank, quotable = _score(question, sentences, "score" if mode == "score" else "off", emphasis)
-    if mode == "rescue" and float(quotable.max()) < minimum:
+    minimum = MIN_SIMILARITY
+    rank, quotable = _score(question, sentences, headed=False, emphasis=emphasis)
+    if float(quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
-        rank, quotable = _score(question, sentences, "floor", emphasis)
+        rank, quotable = _score(question, sentences, headed=True, emphasis=emphasis)
     rank = rank - _retrieval_prior(sentences, context)
     order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:
@@ -295,23 +273,19 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         return _conflict_answer(list(best.values())[:3])
     picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
-    text = _quote(picked, announced=settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS and code == "whole")
+    text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
     return Draft(text=lead + text, cited_chunk_ids=cited, generator="extractive")
 
 
-def _quotable(body: str, code: str) -> list[str]:
-    """The chunk's sentences as the answer may quote them. With `whole`, a line of code is read
-    as the whole listing it belongs to, once; a listing of one line is quoted when it is a
-    statement of its own, never when it is a fragment cut from one (docs/decisions/0084)."""
-    pieces = split_sentences(body)
-    if code == "quote":
-        return pieces
+def _quotable(body: str) -> list[str]:
+    """The chunk's sentences as the answer may quote them. A line of code is read as the whole
+    listing it belongs to, once; a listing of one line is quoted when it is a statement of its
+    own, never when it is a fragment cut from one (docs/decisions/0084)."""
     quotable: list[str] = []
-    for piece in pieces:
+    for piece in split_sentences(body):
         if is_code(piece) or inside_listing(body, piece):
-            listing = enclosing_listing(body, piece, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
-                                        max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
+            listing = enclosing_listing(body, piece, max_lines=LISTING_LINES, max_chars=LISTING_CHARS)
             if "\n" in listing:
                 piece = listing
             elif is_fragment(piece):
@@ -321,15 +295,14 @@ def _quotable(body: str, code: str) -> list[str]:
     return quotable
 
 
-def _quote(picked: list[_Sentence], *, announced: bool) -> str:
-    """The picked sentences, each cited; a listing stands on lines of its own. With `announced`,
-    the first sentence that announces a listing ("…looks something like this:") is followed by
-    it, unless the answer quotes that listing already: one shown listing an answer."""
+def _quote(picked: list[_Sentence]) -> str:
+    """The picked sentences, each cited; a listing stands on lines of its own. The first
+    sentence that announces a listing ("…looks something like this:") is followed by it, unless
+    the answer quotes that listing already: one shown listing an answer (docs/decisions/0085)."""
     text, after_listing, shown = "", False, any("\n" in p.text for p in picked)
     for p in picked:
-        listing = "" if shown or not announced else listing_after(
-            _body(p.candidate), p.text, max_lines=settings.ANSWER_EXTRACTIVE_LISTING_LINES,
-            max_chars=settings.ANSWER_EXTRACTIVE_LISTING_CHARS)
+        listing = "" if shown else listing_after(_body(p.candidate), p.text, max_lines=LISTING_LINES,
+                                                 max_chars=LISTING_CHARS)
         shown = shown or bool(listing)
         if text:
             text += "\n" if after_listing or "\n" in p.text else " "
@@ -358,8 +331,7 @@ def _entity(heading_path: str) -> re.Match[str] | None:
 def _term_line(body: str, sentence: str) -> tuple[re.Match[str], str] | None:
     """The term whose definition holds the sentence, and that definition's line: the line just
     above the sentence's, when it is a term alone ("log_min_duration_statement ( integer)").
-    With definition-list entities off (0041, 0080) a `<dt>` stays a line of its section, and
-    this is where the answer's subject is."""
+    A `<dt>` is a line of its section (0041, 0080), and this is where the answer's subject is."""
     lines = body.split("\n")
     at = next((i for i, line in enumerate(lines) if sentence in line), 0)
     found = _named_term(lines[at - 1].strip()) if at > 0 else None
@@ -403,7 +375,7 @@ def entity_lead(candidate: Candidate, cited: list[Candidate], sentence: str = ""
     if found is not None:
         bodies = [_body(c) for c in cited if c.document_id == candidate.document_id
                   and c.heading_path == candidate.heading_path]
-    elif sentence and settings.ANSWER_EXTRACTIVE_TERM_LINES:
+    elif sentence:
         term = _term_line(_body(candidate), sentence)
         found, bodies = (term[0], [term[1]]) if term is not None else (None, [])
     if found is None:

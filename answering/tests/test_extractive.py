@@ -7,7 +7,6 @@ import datetime as dt
 import re
 from typing import Any
 
-import numpy as np
 import pytest
 
 from answering.pipeline.extractive import extract_answer
@@ -40,8 +39,7 @@ def quoted(text: str) -> list[tuple[str, int]]:
     return [(pieces[i].strip(), int(pieces[i + 1])) for i in range(0, len(pieces) - 1, 2)]
 
 
-def test_at_most_three_sentences_whatever_the_setting(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_SENTENCES = 10  # type: ignore[attr-defined]
+def test_at_most_three_sentences() -> None:
     bodies = [f"Refunds for plan {name} are paid back to the original card within {days} business days."
               for name, days in (("Basic", 5), ("Team", 6), ("Business", 7), ("Enterprise", 8), ("Starter", 9))]
     context = [candidate(i + 1, "Billing > Refunds", body) for i, body in enumerate(bodies)]
@@ -92,13 +90,6 @@ def test_a_sentence_under_prose_gets_no_term_lead() -> None:
 def test_a_line_of_code_above_the_sentence_is_no_term(line: str) -> None:
     body = WHEN_TO_LOG.replace("log_min_duration_statement ( integer)", line)
     draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log", body)])
-    assert not _LEAD.match(draft.text), draft.text
-
-
-def test_term_lines_can_be_turned_off(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_TERM_LINES = False  # type: ignore[attr-defined]
-    draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log",
-                                                    WHEN_TO_LOG)])
     assert not _LEAD.match(draft.text), draft.text
 
 
@@ -173,26 +164,20 @@ PLAN_LIMITS = ("Team workspaces may send 600 requests per minute to the API. Bus
                "requests per minute. Starter workspaces have no API access.")
 
 
-@pytest.mark.parametrize("headings", ["score", "rescue", "off"])
-def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settings: object, headings: str) -> None:
-    settings.ANSWER_EXTRACTIVE_HEADINGS = headings  # type: ignore[attr-defined]
+def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it() -> None:
     context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
                candidate(4, "Knowledge base > Article limits", "A workspace can publish up to 500 articles.")]
     draft = extract_answer("Is the rate limit higher on Business?", context)
-    if headings != "off":
-        assert not draft.declined and quoted(draft.text)[0][1] == 3, draft.text
-        assert "Business workspaces get 1,200 requests per minute." in draft.text
-    else:  # the control: without its heading the sentence is not similar enough to quote
-        assert draft.declined, draft.text
+    assert not draft.declined and quoted(draft.text)[0][1] == 3, draft.text
+    assert "Business workspaces get 1,200 requests per minute." in draft.text
 
 
 @pytest.mark.parametrize(("question", "calls"), [
     ("How much memory can a sort use before it spills to temporary disk files?", 1),  # answered alone
     ("Is the rate limit higher on Business?", 2),  # about to be declined: read under the headings
 ])
-def test_rescue_reads_headings_only_for_a_question_about_to_be_declined(settings: object, monkeypatch: Any,
-                                                                       question: str, calls: int) -> None:
-    settings.ANSWER_EXTRACTIVE_HEADINGS = "rescue"  # type: ignore[attr-defined]
+def test_headings_are_read_only_for_a_question_about_to_be_declined(monkeypatch: Any, question: str,
+                                                                     calls: int) -> None:
     encoder = get_encoder()
     seen: list[int] = []
     real = encoder.encode
@@ -218,40 +203,14 @@ UPTIME_CONTEXT = [
 
 @pytest.mark.parametrize("penalty, quotes_the_answer", [(None, True), (0.0, False)])
 def test_the_top_chunks_sentence_is_quoted_when_the_tenants_name_pulls_others_closer(
-        settings: Any, penalty: float | None, quotes_the_answer: bool) -> None:
+        monkeypatch: Any, penalty: float | None, quotes_the_answer: bool) -> None:
     """docs/decisions/0061: "PayLane" in the question brings every sentence that repeats the name
     closer (cosine ~0.61) than the top chunk's 99.95% sentence (~0.50), which retrieval ranked
     first; the retrieved order weighs in. Without it (penalty 0, the forced fail) the answer
     quotes three sentences about something else."""
     if penalty is not None:
-        settings.ANSWER_EXTRACTIVE_RANK_PENALTY = penalty
+        monkeypatch.setattr("answering.pipeline.extractive.RANK_PENALTY", penalty)
     context = [candidate(i + 1, heading, body) for i, (heading, body) in enumerate(UPTIME_CONTEXT)]
     draft = extract_answer("What uptime does PayLane guarantee?", context)
     answer = UPTIME_CONTEXT[0][1].split(". ")[0] + "."
     assert ((answer, 1) in quoted(draft.text)) is quotes_the_answer, draft.text
-
-
-def test_context_weights_count_the_tenants_name_for_almost_nothing() -> None:
-    """The IDF arm (ANSWER_EXTRACTIVE_LEXICAL_IDF, 0061): a word most retrieved chunks hold (the
-    name, in 3 of 4) weighs a fraction of one only the answer's chunk holds, and a word none
-    holds weighs most."""
-    from answering.pipeline.extractive import context_weights
-
-    weights = context_weights("What uptime does PayLane guarantee?", [body for _, body in UPTIME_CONTEXT])
-    assert weights["guara"] > weights["uptim"] > 3 * weights["payla"] > 0
-
-
-def test_the_logit_prior_follows_the_rerankers_gaps_not_the_places(settings: Any) -> None:
-    """The logit arm (ANSWER_EXTRACTIVE_LOGIT_PENALTY, 0061): a chunk the reranker could not
-    tell from the first loses nearly nothing, one it judged far worse loses in proportion."""
-    from answering.pipeline.extractive import _retrieval_prior, _Sentence
-
-    settings.ANSWER_EXTRACTIVE_LOGIT_PENALTY = 0.1
-    context = [candidate(i + 1, heading, body) for i, (heading, body) in enumerate(UPTIME_CONTEXT[:3])]
-    for c, logit in zip(context, (3.0, 2.9, 1.0)):
-        c.rerank_logit = logit
-    prior = _retrieval_prior([_Sentence(c.content, c) for c in context], context)
-    assert np.allclose(prior, [0.0, 0.01, 0.2])
-    context[2].rerank_logit = None  # an unreranked context falls back to the places
-    assert np.allclose(_retrieval_prior([_Sentence(c.content, c) for c in context], context),
-                       [0.0, settings.ANSWER_EXTRACTIVE_RANK_PENALTY, 2 * settings.ANSWER_EXTRACTIVE_RANK_PENALTY])

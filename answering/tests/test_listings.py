@@ -73,24 +73,11 @@ def test_an_abbreviation_does_not_end_a_sentence() -> None:
         "Note that the default address is not reachable."]
 
 
-def _answer(settings: object, mode: str) -> str:
-    settings.ANSWER_EXTRACTIVE_CODE = mode  # type: ignore[attr-defined]
+def test_a_fragment_of_a_statement_is_never_quoted() -> None:
     draft = extract_answer(QUESTION, [candidate(5, RANGES, RANGES_BODY)])
     assert not draft.declined
-    return draft.text
-
-
-def test_a_fragment_of_a_statement_is_what_quote_would_quote(settings: object) -> None:
-    # `quote` (before 0084) quotes half a statement; the default never does.
-    assert "CREATE TABLE room_reservation (" in _answer(settings, "quote")
-    text = _answer(settings, "whole")
-    assert "room_reservation" not in text, text
-    assert "CREATE TABLE reservation (" not in text or LISTING in text, text  # whole, or not at all
-
-
-def test_whole_is_the_default() -> None:
-    draft = extract_answer(QUESTION, [candidate(5, RANGES, RANGES_BODY)])
     assert "room_reservation" not in draft.text, draft.text
+    assert "CREATE TABLE reservation (" not in draft.text or LISTING in draft.text, draft.text  # whole, or not at all
 
 
 @pytest.mark.parametrize(("line", "fragment"), [
@@ -107,9 +94,8 @@ def test_a_fragment_is_a_statement_cut_short(line: str, fragment: bool) -> None:
     assert is_fragment(line) is fragment
 
 
-def test_whole_quotes_a_fragment_as_its_whole_listing_once(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_CODE = "whole"  # type: ignore[attr-defined]
-    pieces = _quotable(RANGES_BODY, "whole")
+def test_a_fragment_is_quoted_as_its_whole_listing_once() -> None:
+    pieces = _quotable(RANGES_BODY)
     assert LISTING in pieces and pieces.count(LISTING) == 1
     assert not any(is_code(p) and is_fragment(p) and "\n" not in p for p in pieces), pieces
     # The room_reservation statement is cut by the chunk's end: no piece of it is quoted.
@@ -117,14 +103,13 @@ def test_whole_quotes_a_fragment_as_its_whole_listing_once(settings: object) -> 
     assert enclosing_listing(RANGES_BODY, "CREATE TABLE room_reservation (", max_lines=8, max_chars=400) == ""
 
 
-def test_a_listing_over_the_limits_is_not_quoted_at_all(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 3  # type: ignore[attr-defined]
-    pieces = _quotable(RANGES_BODY, "whole")
+def test_a_listing_over_the_limits_is_not_quoted_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("answering.pipeline.extractive.LISTING_LINES", 3)
+    pieces = _quotable(RANGES_BODY)
     assert not any("tsrange" in p for p in pieces), pieces
 
 
-def test_an_answer_quoting_a_listing_keeps_its_lines_and_indentation(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_CODE = "whole"  # type: ignore[attr-defined]
+def test_an_answer_quoting_a_listing_keeps_its_lines_and_indentation() -> None:
     context = [candidate(5, RANGES, f"{LISTING}\nINSERT 0 1 is what a successful insert prints.")]
     draft = extract_answer("What does a CREATE TABLE with an EXCLUDE USING GIST constraint on a tsrange look like?",
                            context)
@@ -180,16 +165,14 @@ def test_a_sentence_that_announces_nothing_gets_no_listing() -> None:
     assert listing_after(RANGES_BODY, ANNOUNCING, max_lines=3, max_chars=400) == ""  # too long: none at all
 
 
-def test_an_announced_listing_follows_its_sentence(settings: object) -> None:
+def test_an_announced_listing_follows_its_sentence() -> None:
     context = [candidate(5, FLASK, FLASK_BODY)]
     question = "What does a minimal Flask application look like?"
-    text = finalize(extract_answer(question, context), context).text  # the default shows it
+    text = finalize(extract_answer(question, context), context).text
     listing = listing_after(FLASK_BODY, "A minimal Flask application looks something like this:",
                             max_lines=8, max_chars=400)
     assert f"A minimal Flask application looks something like this:\n{listing} [1]" in text, text
     assert text.count("hello_world") == 1, text
-    settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = False  # type: ignore[attr-defined]
-    assert "hello_world" not in extract_answer(question, context).text
 
 
 VALIDATOR = (
@@ -206,13 +189,12 @@ VALIDATOR = (
 )
 
 
-def test_a_listing_line_that_reads_as_prose_is_still_the_listings(settings: object) -> None:
+def test_a_listing_line_that_reads_as_prose_is_still_the_listings() -> None:
     """A string literal in an indented call reads as prose to is_code; under a line of code and
     indented, it is the listing's, and is never quoted alone (djangodocs-dev2 dj2-025, 0088)."""
     literal = "_('%(value)s is not an even number'),"
     assert not is_code(literal) and is_fragment(literal)
-    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 8  # type: ignore[attr-defined]
-    pieces = _quotable(VALIDATOR, "whole")
+    pieces = _quotable(VALIDATOR)
     assert literal not in pieces
     assert not any(literal in piece and "def validate_even" not in piece for piece in pieces)
     assert "You can add this to a model field via the field’s validators argument:" in pieces

@@ -24,7 +24,6 @@ _FENCE_OPENERS = ("`", "~")
 # Text before the first h1 is under the document's title (it had an empty heading path), and an
 # h2 that repeats the title is not shown twice: what is stored re-chunks once.
 MARKDOWN_OUTLINE = "outline-1"
-_AFTER_TERM = (":", "")  # what the line after a term opens with: its definition, or a blank line
 
 
 def heading(line: str) -> tuple[int, str] | None:
@@ -67,35 +66,18 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     raise ParseError("front matter opened with --- but never closed")
 
 
-def _definition(line: str) -> str | None:
-    """The text of a definition line (`: text`, the Markdown Extra and Pandoc syntax), else None."""
-    return line[2:].strip() if line[:1] == ":" and line[1:2] in (" ", "\t") else None
-
-
-def _opens_definition(lines: list[str], number: int) -> bool:
-    """Whether the line at `number` is a term: a definition follows it, at most one blank line on."""
-    following = lines[number + 1 : number + 3]
-    if following and not following[0].strip():
-        following = following[1:]
-    return bool(following) and _definition(following[0]) is not None
-
-
-def outline_items(body: str, *, entities: bool) -> list[outline.Item]:
-    """Headings outside code fences, definition-list terms and their definitions, and lines
-    (consecutive lines of text are one item)."""
-    lines = body.split("\n")
-    last = len(lines) - 1
+def outline_items(body: str) -> list[outline.Item]:
+    """Headings outside code fences, and lines (consecutive lines of text are one item)."""
     items: list[outline.Item] = []
     pending: list[str] = []
     in_fence = False
-    depth = 0  # 1 inside a definition
 
     def flush() -> None:
         if pending:
-            items.append(outline.Item(outline.TEXT, "\n".join(pending), depth=depth))
+            items.append(outline.Item(outline.TEXT, "\n".join(pending)))
             pending.clear()
 
-    for number, line in enumerate(lines):
+    for number, line in enumerate(body.split("\n")):
         if not number & 1023:
             budget.tick()
         first = line[:1]
@@ -103,36 +85,19 @@ def outline_items(body: str, *, entities: bool) -> list[outline.Item]:
         if first in _FENCE_OPENERS or first.isspace():
             if line.lstrip().startswith(_FENCES):
                 in_fence = not in_fence
-        # Nor can most be a term: that needs a definition (or a blank line) on the next line.
-        term = (entities and number < last and lines[number + 1][:1] in _AFTER_TERM and first and first != ":"
-                and not first.isspace() and not in_fence and _opens_definition(lines, number))
-        if in_fence or (not depth and first != "#" and not term):
-            pending.append(line)
-            continue
-        found = heading(line) if first == "#" else None
-        definition = _definition(line) if depth else None
+        found = heading(line) if first == "#" and not in_fence else None
         if found is not None:
             flush()
-            depth = 0
             items.append(outline.Item(outline.HEADING, found[1], found[0]))
-        elif definition is not None:
-            pending.append(definition)
-        elif term:
-            flush()
-            outline.add_term(items, text=line.strip(), depth=0, anchor="")
-            depth = 1
         else:
-            if depth and first and not first.isspace() and not lines[number - 1].strip():
-                flush()
-                depth = 0  # a paragraph back at the margin after a blank line ends the list
             pending.append(line)
     flush()
     return items
 
 
 def sections_from_markdown(body: str, *, title: str) -> tuple[str, list[Section]]:
-    """Split on headings and definition-list terms. The first h1 names the document if no title was given."""
-    items = outline_items(body, entities=outline.entities_enabled())
+    """Split on headings. The first h1 names the document if no title was given."""
+    items = outline_items(body)
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING and item.level == 1), "")
     return title, outline.sections(items, title=title, strip=True)
@@ -155,7 +120,7 @@ def parse_markdown_text(text: str, *, file: SourceFile, source_type: str, extra:
         source_type=source_type,
         sections=sections,
         source_path=str(file.path),
-        fingerprint=fingerprint(text, extra, MARKDOWN_OUTLINE, *outline.fingerprint_parts()),
+        fingerprint=fingerprint(text, extra, MARKDOWN_OUTLINE),
         version=str(meta.get("version") or ""),
         effective_date=parse_date(meta.get("effective_date"), what="effective_date"),
         audience=str(audience) if audience else None,

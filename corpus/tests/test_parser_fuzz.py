@@ -15,7 +15,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,16 +35,13 @@ WALL: dict[str, list[float]] = defaultdict(list)
 _DIR = Path(tempfile.mkdtemp(prefix="parser-fuzz-"))
 
 
-def run_backend(kind: str, name: str, content: bytes, source_type: str = "doc", *,
-                entities: bool | None = None) -> list[object]:
-    """Parse one file; return its results after checking the contract. Definition-list entities
-    (off by default) are on for every other input unless `entities` says, so both paths are driven."""
+def run_backend(kind: str, name: str, content: bytes, source_type: str = "doc") -> list[object]:
+    """Parse one file; return its results after checking the contract."""
     path = _DIR / name
     path.write_bytes(content)
     backend = {"markdown": markdown, "html": html, "text": text, "entries": entries, "pdf": pdf}[kind]
     started, cpu_started = time.perf_counter(), time.thread_time()
-    with override_settings(CORPUS_DEFINITION_ENTITIES=len(content) % 2 == 0 if entities is None else entities):
-        results = list(backend.parse_files([SourceFile(path=path, slug=path.stem)], source_type=source_type))
+    results = list(backend.parse_files([SourceFile(path=path, slug=path.stem)], source_type=source_type))
     _record(kind, started, cpu_started, content)
     assert results, "no result at all"
     for result in results:
@@ -137,7 +133,7 @@ ADVERSARIAL_HTML = [
     b"<p>" + b" " * BIG + b",</p>", b"<html><body><p>a\x00b</p></body></html>", b"\xff\xfe<\x00p\x00>",
     b"<pre>" + b"\n" * BIG + b"</pre>", b'<div class="' + b"note " * 50_000 + b'"><h2>t</h2><p>x</p></div>',
 ]
-# Definition lists, parsed with entities on.
+# Definition lists, deep and long.
 ADVERSARIAL_LISTS = [
     ("html", b"<dl><dt>t</dt><dd><p>" * 20_000), ("html", b"<dl>" + (b"<dt id=a>t<dd><p>" + b"x " * 150) * 8_000),
     ("html", b"<dl>" + b"<dt>t" * 40_000 + b"<dd><p>x"), ("html", b"<dd><div>" * 20_000),
@@ -198,7 +194,7 @@ def test_adversarial_html(index: int) -> None:
 @pytest.mark.parametrize("index", range(len(ADVERSARIAL_LISTS)))
 def test_adversarial_definition_lists(index: int) -> None:
     kind, content = ADVERSARIAL_LISTS[index]
-    run_backend(kind, f"list{index}.{'md' if kind == 'markdown' else 'html'}", content, entities=True)
+    run_backend(kind, f"list{index}.{'md' if kind == 'markdown' else 'html'}", content)
 
 
 @pytest.mark.parametrize("index", range(len(ADVERSARIAL_JSON) + len(ADVERSARIAL_CSV)))

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from corpus.parsers import ParsedDocument, ParseFailure, SourceFile
+from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, fingerprint
 from corpus.parsers import entries, html, markdown, pdf, text
 from corpus.tests.pdfs import make_pdf
 
@@ -118,33 +118,25 @@ def _titled(tmp_path: Path, name: str, title: str, h1: str) -> SourceFile:
                                  f"<h1>{h1}</h1><p>About {h1}.</p><h2>Usage</h2><p>Use {h1} well.</p></body></html>")
 
 
-def test_the_site_name_every_title_repeats_is_left_out(tmp_path: Path, settings: Any) -> None:
-    """Sphinx appends " — Project 3.2 documentation" to every <title>: in each heading path it is
-    text every chunk shares, and in a citation the reader already knows it (0071)."""
-    settings.CORPUS_HTML_SITE_TITLE_STRIP = True
+def test_titles_are_kept_as_built(tmp_path: Path) -> None:
+    """A build's site name in every <title> stays in titles and heading paths: stripping it was
+    measured and not adopted (0071)."""
     site = " — Widgets 3.2 documentation"
-    files = [_titled(tmp_path, "os-path.html", f"os.path — Common pathname manipulations{site}",
-                     "os.path — Common pathname manipulations"),
-             *[_titled(tmp_path, f"p{i}.html", f"Page {i}{site}", f"Page {i}") for i in range(3)],
-             _titled(tmp_path, "odd.html", "A page of its own - Widgets", "A page of its own")]
+    files = [_titled(tmp_path, f"p{i}.html", f"Page {i}{site}", f"Page {i}") for i in range(3)]
     docs = {d.slug: d for d in html.parse_files(files, source_type="doc") if isinstance(d, ParsedDocument)}
-    assert docs["os-path"].title == "os.path — Common pathname manipulations"  # its own dash stays
-    assert [s.heading_path for s in docs["p0"].sections] == [("Page 0",), ("Page 0", "Usage")]
-    assert docs["odd"].title == "A page of its own - Widgets"  # one page's suffix is no site's name
-
-    # Off, the titles stay as built, and so do the fingerprints: nothing stored is re-ingested.
-    settings.CORPUS_HTML_SITE_TITLE_STRIP = False
-    before = {d.slug: d for d in html.parse_files(files, source_type="doc") if isinstance(d, ParsedDocument)}
-    assert before["p0"].title == f"Page 0{site}"
-    assert before["odd"].fingerprint == docs["odd"].fingerprint
-    assert before["p0"].fingerprint != docs["p0"].fingerprint
+    assert docs["p0"].title == f"Page 0{site}"
+    assert docs["p0"].fingerprint == fingerprint(files[0].read_bytes())
 
 
-def test_titles_without_a_shared_suffix_are_kept(tmp_path: Path, settings: Any) -> None:
-    settings.CORPUS_HTML_SITE_TITLE_STRIP = True
-    files = [_titled(tmp_path, f"p{i}.html", f"11.{i}. Topic {i} - part {i}", f"11.{i}. Topic {i}") for i in range(4)]
-    docs = [d for d in html.parse_files(files, source_type="doc") if isinstance(d, ParsedDocument)]
-    assert sorted(d.title for d in docs) == [f"11.{i}. Topic {i} - part {i}" for i in range(4)]
+def test_inline_elements_are_joined_by_a_space(tmp_path: Path) -> None:
+    """Every element's text is joined by a space, as every stored page was read; reading inline
+    elements as written was measured and not adopted (0092)."""
+    page = ('<html><head><title>amcheck</title></head><body><h2>F.2. amcheck</h2><p>Certain functions verify '
+            'that all B-Tree pages have items in <span class="quote">“<span class="quote">logical</span>”</span>'
+            ' order.</p></body></html>')
+    [doc] = list(html.parse_files([_file(tmp_path, "amcheck.html", page)], source_type="doc"))
+    assert isinstance(doc, ParsedDocument) and "items in “ logical ” order" in doc.sections[0].text
+    assert doc.fingerprint == fingerprint(page.encode())
 
 
 def test_html_navigation_only_page_is_skipped_not_failed(tmp_path: Path) -> None:

@@ -12,11 +12,8 @@ import pytest
 from psycopg import sql
 
 from answering.tests.fake_provider import fake_provider
-from corpus.chunking import chunk_fixed_window
-from corpus.contextual import title_and_summary
 from corpus.embedding import get_encoder
 from corpus.reembed import reembed_tenant
-from corpus.parsers import ParsedDocument, Section
 from evaluation.golden import load_golden
 from evaluation.locators import tenant_chunks
 from evaluation.report import render_html
@@ -48,27 +45,6 @@ def _contents(tenant: Tenant) -> list[dict[str, Any]]:
     return scope.fetch(ChunkQuery(select=sql.SQL("c.id, c.heading_path, c.content, c.context_blurb")))
 
 
-def test_fixed_windows_ignore_headings_and_cover_the_text() -> None:
-    encoder = get_encoder()
-    body = " ".join(f"Sentence number {i} talks about refunds and disputes." for i in range(60))
-    sections = [Section(("Guide", "Refunds"), body), Section(("Guide", "Disputes"), "Disputes are short.")]
-    drafts = chunk_fixed_window(sections, counter=encoder, target=64)
-    assert len(drafts) > 3
-    assert all(d.token_count <= 64 + 2 for d in drafts)
-    assert not any(d.content.startswith("Guide > ") for d in drafts)  # no heading path prepended
-    assert drafts[0].heading_path == "Guide > Refunds"
-    assert drafts[-1].heading_path.endswith("Guide > Disputes")  # the window overlapping both names both
-    joined = " ".join(d.content for d in drafts).split()
-    assert "".join(joined) == "".join(("Refunds\n" + body + "\nDisputes\nDisputes are short.").split())
-
-
-def test_title_and_summary_blurbs_say_only_what_the_chunk_does_not() -> None:
-    document = ParsedDocument(slug="s", title="Refund policy", source_type="doc", source_path="x", fingerprint="f",
-                              sections=[Section(("Refund policy",), "Refunds take 14 days. Ask support.")])
-    blurbs = title_and_summary(document=document, chunks=["Refund policy\n\nRefunds take 14 days.", "Ask support."])
-    assert blurbs == ["", "Refund policy. Refunds take 14 days."]
-
-
 def test_inputs_are_recovered_from_source_paths(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "answerdesk-manifest.yaml").write_text("conflicts: []\n")
@@ -88,32 +64,27 @@ def test_indexing_arms_use_shadow_tenants_and_provider_arms_are_skipped(demo_cor
     before = {r["id"]: r["content"] for r in _contents(live)}
     messages: list[str] = []
     report = run_eval(golden=_golden(tmp_path), tenant=live, say=messages.append,
-                      arms=["hybrid", "naive_chunking", "contextual_title", "contextual_llm", "multi_query"])
+                      arms=["hybrid", "shadow_rebuilt", "contextual_llm", "multi_query"])
     assert {r["id"]: r["content"] for r in _contents(live)} == before  # the live index is untouched
 
-    naive = report["arms"]["naive_chunking"]
-    assert naive["tenant"] == "paylane--naive" and naive["errors"] == [] and not naive["hard_failures"]
-    assert naive["metrics"]["page_recall@5"] == 1.0
-    shadow = Tenant.objects.get(slug="paylane--naive")
-    rows = _contents(shadow)
-    assert rows and not any(r["content"].startswith(r["heading_path"].split(" | ")[0] + "\n\n") for r in rows)
+    rebuilt = report["arms"]["shadow_rebuilt"]
+    assert rebuilt["tenant"] == "paylane--rebuilt" and rebuilt["errors"] == [] and not rebuilt["hard_failures"]
+    assert rebuilt["metrics"]["page_recall@5"] == 1.0
+    shadow = Tenant.objects.get(slug="paylane--rebuilt")
+    assert sorted(r["content"] for r in _contents(shadow)) == sorted(before.values())  # the same defaults
     assert not set(tenant_chunks(shadow)) & set(before)
-
-    contextual = Tenant.objects.get(slug="paylane--ctx-title")
-    assert any(r["context_blurb"] for r in _contents(contextual))
-    assert report["arms"]["contextual_title"]["metrics"]["recall@5"] is not None
 
     for arm in ("contextual_llm", "multi_query"):
         assert report["arms"][arm]["skipped"].startswith("skipped: needs a model provider")
         assert report["arms"][arm]["metrics"] == {}
     assert not Tenant.objects.filter(slug="paylane--ctx-llm").exists()
     html = render_html(report)
-    assert "needs a model provider" in html and "paylane--naive" in html
-    assert html.count("<polyline") == 2 * 3  # heading and page lines for the three arms that ran
+    assert "needs a model provider" in html and "paylane--rebuilt" in html
+    assert html.count("<polyline") == 2 * 2  # heading and page lines for the two arms that ran
 
     # Same live documents, same settings: the shadow is reused without parsing a file.
     messages.clear()
-    run_eval(golden=_golden(tmp_path), tenant=live, arms=["naive_chunking"], say=messages.append)
+    run_eval(golden=_golden(tmp_path), tenant=live, arms=["shadow_rebuilt"], say=messages.append)
     assert any("reused" in m for m in messages), messages
 
 
