@@ -31,7 +31,7 @@ from answering.handoff.followups import ContactInvalid, contact_given
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from tenants.apierrors import InvalidRequest
-from tenants.apikeys import KeyPrincipal
+from tenants.apikeys import KeyPrincipal, request_principal
 from tenants.apitypes import JSON_INTEGER, STRICT
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def _completion_text(result: AnswerResult) -> str:
 @router.post("/chat/completions", response={200: ChatCompletionOut, **ERRORS},
              summary="Chat Completions: a cited, tenant-scoped answer", openapi_extra=STREAMED)
 def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     uses_chain = model_uses_chain(body.model)
     conversation = conversation_from(body.messages, user=body.user)
     try:
@@ -195,13 +195,13 @@ class _Completion:
 
 @router.get("/models", response={200: ModelListOut, **ERRORS}, summary="The models this key can use")
 def models(request: HttpRequest) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     return JsonResponse({"object": "list", "data": [_model(principal, name) for name in MODELS]})
 
 
 @router.get("/models/{model_id}", response={200: ModelOut, **ERRORS}, summary="One model")
 def model_detail(request: HttpRequest, model_id: str = PathParam(..., example="answerdesk-extractive")) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     model_uses_chain(model_id)
     return JsonResponse(_model(principal, model_id))
 

@@ -35,11 +35,11 @@ def robots_from(status: int | None, body: bytes) -> RobotFileParser:
     forbidden (401/403) disallows all, the conservative reading of RFC 9309."""
     robots = RobotFileParser()
     if status is not None and status in (401, 403):
-        robots.disallow_all = True
+        robots.disallow_all = True  # type: ignore[attr-defined]  # urllib's own flag (RobotFileParser.read sets it), absent from typeshed
     elif status is not None and 400 <= status < 500:
-        robots.allow_all = True
+        robots.allow_all = True  # type: ignore[attr-defined]  # urllib's own flag (RobotFileParser.read sets it), absent from typeshed
     elif status is None or status >= 300:
-        robots.disallow_all = True
+        robots.disallow_all = True  # type: ignore[attr-defined]  # urllib's own flag (RobotFileParser.read sets it), absent from typeshed
     else:
         robots.parse(body.decode("utf-8", "replace").splitlines())
     return robots

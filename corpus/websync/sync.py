@@ -357,6 +357,8 @@ def _ingest(*, tenant: Tenant, source: WebSource, state: _Crawl, encoder: Encode
     """Ingest the fetched pages; the document id of every live canonical URL."""
     chosen = _collapse(state)
     report = state.report
+    path: Path | str  # a file written, then a failed path as the ingest reports it
+    outcome: Outcome | None
     if chosen:
         audience = source.audience.slug
         with tempfile.TemporaryDirectory(prefix="websync-") as temporary:
