@@ -12,7 +12,7 @@ response is handed the plain generator.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -34,7 +34,7 @@ def sse(data: Any, *, event: str | None = None) -> bytes:
     return (head + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
-async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
+async def paced(events: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
     step = sync_to_async(_next_or_none, thread_sensitive=True)
     try:
         while True:

@@ -173,8 +173,7 @@ def _build(*, title: str, namespace: str, description: str,
     api = NinjaAPI(title=title, version="1", urls_namespace=namespace, description=description,
                    auth=[BearerKey(), HeaderKey()], parser=JsonOnlyParser())
     for exc_class in (Exception, Http404, HttpError, ValidationError, AuthenticationError, ApiError):
-        # ninja's ExcHandler takes "an exception or its class"; NinjaAPI.on_exception passes the instance.
-        api.add_exception_handler(exc_class, handler)  # type: ignore[arg-type]
+        api.add_exception_handler(exc_class, handler)  # type: ignore[arg-type]  # ninja types "an exception or its class"; it passes the instance
     return api
 
 

@@ -188,8 +188,8 @@ class MultipleFileField(forms.FileField):
 
 
 class UploadForm(forms.ModelForm):
-    # A declared field: Django's form metaclass moves it into base_fields, so it never shadows BaseForm.files.
-    files = MultipleFileField(help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")  # type: ignore[assignment]
+    files = MultipleFileField(  # type: ignore[assignment]  # a declared field: the form metaclass moves it, BaseForm.files stays
+        help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")
     audience = forms.ChoiceField(choices=(), help_text="Who may read the documents: an audience you hold.")
     source_type = forms.ChoiceField(choices=[(s, s) for s in SOURCE_TYPES], initial="doc")
     # Set per request on a class made per call (IngestJobAdmin.get_form), never on this shared one.

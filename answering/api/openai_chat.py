@@ -51,8 +51,8 @@ class ChatMessage(Schema):
     model_config = STRICT
 
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[ContentPart] | None = Field(None, max_length=MAX_MESSAGE_CHARS)
-    name: str | None = Field(None, max_length=256)
+    content: str | list[ContentPart] | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
+    name: str | None = Field(default=None, max_length=256)
 
 
 class StreamOptions(BaseModel):

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pytest_django import Settings
 
 from answering.pipeline.extractive import extract_answer
 from corpus.embedding import get_encoder
@@ -40,8 +41,8 @@ def quoted(text: str) -> list[tuple[str, int]]:
     return [(pieces[i].strip(), int(pieces[i + 1])) for i in range(0, len(pieces) - 1, 2)]
 
 
-def test_at_most_three_sentences_whatever_the_setting(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_SENTENCES = 10  # type: ignore[attr-defined]
+def test_at_most_three_sentences_whatever_the_setting(settings: Settings) -> None:
+    settings.ANSWER_EXTRACTIVE_SENTENCES = 10
     bodies = [f"Refunds for plan {name} are paid back to the original card within {days} business days."
               for name, days in (("Basic", 5), ("Team", 6), ("Business", 7), ("Enterprise", 8), ("Starter", 9))]
     context = [candidate(i + 1, "Billing > Refunds", body) for i, body in enumerate(bodies)]
@@ -95,8 +96,8 @@ def test_a_line_of_code_above_the_sentence_is_no_term(line: str) -> None:
     assert not _LEAD.match(draft.text), draft.text
 
 
-def test_term_lines_can_be_turned_off(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_TERM_LINES = False  # type: ignore[attr-defined]
+def test_term_lines_can_be_turned_off(settings: Settings) -> None:
+    settings.ANSWER_EXTRACTIVE_TERM_LINES = False
     draft = extract_answer(SLOW_QUERIES, [candidate(4, "20.8. Error Reporting and Logging > 20.8.2. When to Log",
                                                     WHEN_TO_LOG)])
     assert not _LEAD.match(draft.text), draft.text
@@ -174,8 +175,8 @@ PLAN_LIMITS = ("Team workspaces may send 600 requests per minute to the API. Bus
 
 
 @pytest.mark.parametrize("headings", ["score", "rescue", "off"])
-def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settings: object, headings: str) -> None:
-    settings.ANSWER_EXTRACTIVE_HEADINGS = headings  # type: ignore[attr-defined]
+def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settings: Settings, headings: str) -> None:
+    settings.ANSWER_EXTRACTIVE_HEADINGS = headings
     context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
                candidate(4, "Knowledge base > Article limits", "A workspace can publish up to 500 articles.")]
     draft = extract_answer("Is the rate limit higher on Business?", context)
@@ -190,13 +191,18 @@ def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it(settin
     ("How much memory can a sort use before it spills to temporary disk files?", 1),  # answered alone
     ("Is the rate limit higher on Business?", 2),  # about to be declined: read under the headings
 ])
-def test_rescue_reads_headings_only_for_a_question_about_to_be_declined(settings: object, monkeypatch: Any,
+def test_rescue_reads_headings_only_for_a_question_about_to_be_declined(settings: Settings, monkeypatch: Any,
                                                                        question: str, calls: int) -> None:
-    settings.ANSWER_EXTRACTIVE_HEADINGS = "rescue"  # type: ignore[attr-defined]
+    settings.ANSWER_EXTRACTIVE_HEADINGS = "rescue"
     encoder = get_encoder()
     seen: list[int] = []
     real = encoder.encode
-    monkeypatch.setattr(encoder, "encode", lambda texts, *a, **k: seen.append(len(texts)) or real(texts, *a, **k))
+
+    def counted(texts: list[str], *a: Any, **k: Any) -> Any:
+        seen.append(len(texts))
+        return real(texts, *a, **k)
+
+    monkeypatch.setattr(encoder, "encode", counted)
     context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
                candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
     draft = extract_answer(question, context)

@@ -5,6 +5,7 @@ whole and verbatim or not at all."""
 from __future__ import annotations
 
 import pytest
+from pytest_django import Settings
 
 from answering.pipeline.citations import finalize
 from answering.pipeline.extractive import _quotable, extract_answer, split_sentences
@@ -73,14 +74,14 @@ def test_an_abbreviation_does_not_end_a_sentence() -> None:
         "Note that the default address is not reachable."]
 
 
-def _answer(settings: object, mode: str) -> str:
-    settings.ANSWER_EXTRACTIVE_CODE = mode  # type: ignore[attr-defined]
+def _answer(settings: Settings, mode: str) -> str:
+    settings.ANSWER_EXTRACTIVE_CODE = mode
     draft = extract_answer(QUESTION, [candidate(5, RANGES, RANGES_BODY)])
     assert not draft.declined
     return draft.text
 
 
-def test_a_fragment_of_a_statement_is_what_quote_would_quote(settings: object) -> None:
+def test_a_fragment_of_a_statement_is_what_quote_would_quote(settings: Settings) -> None:
     # `quote` (before 0084) quotes half a statement; the default never does.
     assert "CREATE TABLE room_reservation (" in _answer(settings, "quote")
     text = _answer(settings, "whole")
@@ -107,8 +108,8 @@ def test_a_fragment_is_a_statement_cut_short(line: str, fragment: bool) -> None:
     assert is_fragment(line) is fragment
 
 
-def test_whole_quotes_a_fragment_as_its_whole_listing_once(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_CODE = "whole"  # type: ignore[attr-defined]
+def test_whole_quotes_a_fragment_as_its_whole_listing_once(settings: Settings) -> None:
+    settings.ANSWER_EXTRACTIVE_CODE = "whole"
     pieces = _quotable(RANGES_BODY, "whole")
     assert LISTING in pieces and pieces.count(LISTING) == 1
     assert not any(is_code(p) and is_fragment(p) and "\n" not in p for p in pieces), pieces
@@ -117,14 +118,14 @@ def test_whole_quotes_a_fragment_as_its_whole_listing_once(settings: object) -> 
     assert enclosing_listing(RANGES_BODY, "CREATE TABLE room_reservation (", max_lines=8, max_chars=400) == ""
 
 
-def test_a_listing_over_the_limits_is_not_quoted_at_all(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 3  # type: ignore[attr-defined]
+def test_a_listing_over_the_limits_is_not_quoted_at_all(settings: Settings) -> None:
+    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 3
     pieces = _quotable(RANGES_BODY, "whole")
     assert not any("tsrange" in p for p in pieces), pieces
 
 
-def test_an_answer_quoting_a_listing_keeps_its_lines_and_indentation(settings: object) -> None:
-    settings.ANSWER_EXTRACTIVE_CODE = "whole"  # type: ignore[attr-defined]
+def test_an_answer_quoting_a_listing_keeps_its_lines_and_indentation(settings: Settings) -> None:
+    settings.ANSWER_EXTRACTIVE_CODE = "whole"
     context = [candidate(5, RANGES, f"{LISTING}\nINSERT 0 1 is what a successful insert prints.")]
     draft = extract_answer("What does a CREATE TABLE with an EXCLUDE USING GIST constraint on a tsrange look like?",
                            context)
@@ -180,7 +181,7 @@ def test_a_sentence_that_announces_nothing_gets_no_listing() -> None:
     assert listing_after(RANGES_BODY, ANNOUNCING, max_lines=3, max_chars=400) == ""  # too long: none at all
 
 
-def test_an_announced_listing_follows_its_sentence(settings: object) -> None:
+def test_an_announced_listing_follows_its_sentence(settings: Settings) -> None:
     context = [candidate(5, FLASK, FLASK_BODY)]
     question = "What does a minimal Flask application look like?"
     text = finalize(extract_answer(question, context), context).text  # the default shows it
@@ -188,7 +189,7 @@ def test_an_announced_listing_follows_its_sentence(settings: object) -> None:
                             max_lines=8, max_chars=400)
     assert f"A minimal Flask application looks something like this:\n{listing} [1]" in text, text
     assert text.count("hello_world") == 1, text
-    settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = False  # type: ignore[attr-defined]
+    settings.ANSWER_EXTRACTIVE_ANNOUNCED_LISTINGS = False
     assert "hello_world" not in extract_answer(question, context).text
 
 
@@ -206,12 +207,12 @@ VALIDATOR = (
 )
 
 
-def test_a_listing_line_that_reads_as_prose_is_still_the_listings(settings: object) -> None:
+def test_a_listing_line_that_reads_as_prose_is_still_the_listings(settings: Settings) -> None:
     """A string literal in an indented call reads as prose to is_code; under a line of code and
     indented, it is the listing's, and is never quoted alone (djangodocs-dev2 dj2-025, 0088)."""
     literal = "_('%(value)s is not an even number'),"
     assert not is_code(literal) and is_fragment(literal)
-    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 8  # type: ignore[attr-defined]
+    settings.ANSWER_EXTRACTIVE_LISTING_LINES = 8
     pieces = _quotable(VALIDATOR, "whole")
     assert literal not in pieces
     assert not any(literal in piece and "def validate_even" not in piece for piece in pieces)

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pytest_django import Settings
 
 from corpus.chunking import chunk_sections
 from corpus.embedding import Encoder
@@ -15,7 +16,7 @@ from corpus.parsers import ParsedDocument, ParseFailure, Section, SourceFile, fi
 
 
 @pytest.fixture(autouse=True)
-def entities_on(settings: pytest.FixtureRequest) -> None:
+def entities_on(settings: Settings) -> None:
     settings.CORPUS_DEFINITION_ENTITIES = True
 
 WORK_MEM = (
@@ -171,7 +172,7 @@ def test_chunks_split_at_entities_and_carry_the_anchor(tmp_path: Path, encoder: 
     assert "shared memory buffers" not in work_mem.content
 
 
-def test_turning_entities_on_changes_the_fingerprint(tmp_path: Path, settings: pytest.FixtureRequest) -> None:
+def test_turning_entities_on_changes_the_fingerprint(tmp_path: Path, settings: Settings) -> None:
     """The content hash is built on this fingerprint: turning entities on or off re-chunks what is stored."""
     on = _parse_html(tmp_path, "a.html", POSTGRES).fingerprint
     settings.CORPUS_DEFINITION_ENTITIES = False
@@ -179,7 +180,7 @@ def test_turning_entities_on_changes_the_fingerprint(tmp_path: Path, settings: p
     assert on != off and off == fingerprint(POSTGRES.encode())  # off: the fingerprint of before
 
 
-def test_off_reads_a_definition_list_as_before(tmp_path: Path, settings: pytest.FixtureRequest) -> None:
+def test_off_reads_a_definition_list_as_before(tmp_path: Path, settings: Settings) -> None:
     settings.CORPUS_DEFINITION_ENTITIES = False
     doc = _parse_html(tmp_path, "runtime-config-resource.html", POSTGRES)
     memory = [s for s in doc.sections if s.heading_path[-1] == "20.4.1. Memory"]
