@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
+.PHONY: install encoders db migrate demo run test typecheck stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,10 +62,15 @@ run: encoders demo
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) -m uvicorn config.asgi:application --lifespan off --host $(HOST) --port $(PORT)
 
-test: install browser-install encoders
+test: install browser-install encoders typecheck
 	@# The real documentation-site tests read Debian's PostgreSQL manual; without it they skip.
 	-@$(MAKE) --no-print-directory pgdocs-install
 	$(PY) -m pytest
+
+# mypy with django-stubs over the product apps and their tests (mypy.ini, docs/decisions/0095);
+# offline, no database: the plugin only imports config.settings. Cached in .mypy_cache.
+typecheck: install
+	$(PY) -m mypy
 
 # Browser tests use Debian's chromium through Playwright's Python package (never a downloaded browser).
 browser-install:

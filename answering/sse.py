@@ -12,13 +12,15 @@ response is handed the plain generator.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 
-_END = object()
+
+def _next_or_none(events: Iterator[bytes]) -> bytes | None:
+    return next(events, None)  # an event is never None: None is the end
 
 
 def sse(data: Any, *, event: str | None = None) -> bytes:
@@ -32,14 +34,14 @@ def sse(data: Any, *, event: str | None = None) -> bytes:
     return (head + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
-async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
-    step = sync_to_async(next, thread_sensitive=True)
+async def paced(events: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
+    step = sync_to_async(_next_or_none, thread_sensitive=True)
     try:
         while True:
-            chunk = await step(events, _END)
-            if chunk is _END:
+            chunk = await step(events)
+            if chunk is None:
                 return
-            yield chunk  # type: ignore[misc]
+            yield chunk
     finally:
         close = getattr(events, "close", None)
         if close is not None:
@@ -48,6 +50,9 @@ async def paced(events: Iterator[bytes]) -> AsyncIterator[bytes]:
 
 class EventStreamResponse(StreamingHttpResponse):
     """`text/event-stream`, streamed event by event under either server (see the module's docstring)."""
+
+    # Django's own list (HttpResponseBase.__init__), private and so absent from django-stubs.
+    _resource_closers: list[Callable[[], object]]
 
     def __init__(self, events: Iterator[bytes]) -> None:
         super().__init__(paced(events), content_type="text/event-stream")

@@ -52,7 +52,7 @@ class JsonOnlyParser(Parser):
 def _principal(request: HttpRequest, raw_key: str | None) -> KeyPrincipal | None:
     # The address limit runs before the key is checked: it is what makes guessing keys slow.
     if not getattr(request, "_answerdesk_address_counted", False):
-        request._answerdesk_address_counted = True  # type: ignore[attr-defined]
+        request._answerdesk_address_counted = True  # type: ignore[attr-defined]  # a per-request mark HttpRequest does not declare
         decision = address_rate_limit(address=client_address(request))
         if not decision.allowed:
             raise RateLimited(retry_after=decision.retry_after, scope="client address")
@@ -173,7 +173,7 @@ def _build(*, title: str, namespace: str, description: str,
     api = NinjaAPI(title=title, version="1", urls_namespace=namespace, description=description,
                    auth=[BearerKey(), HeaderKey()], parser=JsonOnlyParser())
     for exc_class in (Exception, Http404, HttpError, ValidationError, AuthenticationError, ApiError):
-        api.add_exception_handler(exc_class, handler)
+        api.add_exception_handler(exc_class, handler)  # type: ignore[arg-type]  # ninja types "an exception or its class"; it passes the instance
     return api
 
 

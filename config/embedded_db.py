@@ -83,7 +83,7 @@ def _start_server(pgdata: Path) -> None:
     """
     import stat
 
-    from pgserver._commands import POSTGRES_BIN_PATH, initdb, pg_ctl
+    from pgserver._commands import POSTGRES_BIN_PATH, initdb, pg_ctl  # type: ignore[attr-defined]  # pgserver defines one function per bundled binary at import, in globals()
     from pgserver.utils import PostmasterInfo
 
     user = None
@@ -184,7 +184,7 @@ def stop(pgdata: Path | None = None) -> bool:
         return False
     import subprocess
 
-    from pgserver._commands import pg_ctl
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # pgserver defines one function per bundled binary at import, in globals()
 
     user = "pgserver" if os.geteuid() == 0 else None
     try:

@@ -35,7 +35,7 @@ def health_body() -> tuple[dict[str, object], bool]:
     """The status document and whether it is healthy (also served as /api/v1/health)."""
     database = _database_status()
     healthy = bool(database["reachable"]) and database.get("pgvector_version") is not None
-    body = {
+    body: dict[str, object] = {
         "status": "ok" if healthy else "unavailable",
         "database": database,
         "embedding": {

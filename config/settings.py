@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -91,7 +92,7 @@ ASGI_APPLICATION = "config.asgi.application"
 # --- Database -------------------------------------------------------------------------------
 # "default" is the application role (row-level security applies to it); "owner" owns the
 # tables and runs migrations. With DATABASE_URL unset both live on the embedded server.
-def _database(url: str) -> dict[str, object]:
+def _database(url: str) -> dict[str, Any]:
     import dj_database_url
 
     config = dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True)
@@ -100,6 +101,7 @@ def _database(url: str) -> dict[str, object]:
 
 
 _external_owner = env_optional("DATABASE_URL")
+DATABASES: dict[str, dict[str, Any]]
 if _external_owner:
     DATABASES = {
         "default": _database(env_optional("APP_DATABASE_URL") or _external_owner),

@@ -188,7 +188,8 @@ class MultipleFileField(forms.FileField):
 
 
 class UploadForm(forms.ModelForm):
-    files = MultipleFileField(help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")
+    files = MultipleFileField(  # type: ignore[assignment]  # a declared field: the form metaclass moves it, BaseForm.files stays
+        help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")
     audience = forms.ChoiceField(choices=(), help_text="Who may read the documents: an audience you hold.")
     source_type = forms.ChoiceField(choices=[(s, s) for s in SOURCE_TYPES], initial="doc")
     # Set per request on a class made per call (IngestJobAdmin.get_form), never on this shared one.
@@ -201,7 +202,9 @@ class UploadForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         slugs = sorted(set().union(*self.held_slugs.values())) if self.held_slugs else []
-        self.fields["audience"].choices = [(s, s) for s in slugs]
+        field = self.fields["audience"]
+        assert isinstance(field, forms.ChoiceField)  # declared above
+        field.choices = [(s, s) for s in slugs]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -240,6 +243,7 @@ class IngestJobAdmin(TenantScopedAdmin):
         kwargs["form"] = UploadForm
         kwargs["fields"] = ["tenant", "audience", "source_type", "files"]
         form = super().get_form(request, obj, change=change, **kwargs)
+        assert issubclass(form, UploadForm)  # Django's factory subclasses the form given
         access = staff_access(request)
         form.held_slugs = {t: access.audience_slugs(t) for t in access.admin_tenant_ids()}  # a class made per call
         return form

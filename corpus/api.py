@@ -10,7 +10,7 @@ and its report names files as the uploader did, never by a path on the server.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -18,11 +18,11 @@ from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from corpus.apischemas import ErrorOut
-from corpus.ingest import SOURCE_TYPES
+from corpus.ingest import SourceType
 from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_shown, ingest_job_visible
 from corpus.models import IngestJob
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
-from tenants.apikeys import KeyPrincipal
+from tenants.apikeys import request_principal
 
 MAX_UPLOAD_FILES = 20
 
@@ -56,10 +56,10 @@ def documents_upload(
     request: HttpRequest,
     files: list[UploadedFile] = File(..., min_length=1, description=f"up to {MAX_UPLOAD_FILES} files"),
     audience: str = Form("public", max_length=63),
-    # A Literal, so the document lists the allowed values (an enum) instead of any string.
-    source_type: Literal[SOURCE_TYPES] = Form("doc"),  # type: ignore[valid-type]
+    # A Literal (corpus.ingest.SourceType), so the document lists the allowed values (an enum) instead of any string.
+    source_type: SourceType = Form("doc"),
 ) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     if len(files) > MAX_UPLOAD_FILES:
         raise PayloadTooLarge(f"{len(files)} files; at most {MAX_UPLOAD_FILES} per upload")
     limit = int(settings.INGEST_MAX_FILE_BYTES)
@@ -81,7 +81,7 @@ def documents_upload(
 @router.get("/jobs/{job_id}", response={200: JobOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut, 429: ErrorOut},
             summary="An ingestion job's status and report")
 def job_detail(request: HttpRequest, job_id: int) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     # Another tenant's job, and one whose writer held an audience this key lacks, is exactly as
     # absent as a job that never existed (issue 45: the report names what the job read).
     if not 0 < job_id < 2**63:

@@ -18,19 +18,17 @@ from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
 from corpus.apischemas import ErrorOut
-from corpus.ingest import SOURCE_TYPES
-from corpus.lifecycle import (STATUSES, DocumentAmbiguous, DocumentNotFound, LifecycleOutcome, LifecycleRefused,
+from corpus.ingest import SourceType
+from corpus.lifecycle import (DocumentStatus, DocumentAmbiguous, DocumentNotFound, LifecycleOutcome, LifecycleRefused,
                               contested_document_ids, document_archive, document_delete, document_find, document_page,
                               document_restore, document_state)
 from corpus.models import Document
 from tenants.apierrors import InvalidRequest, NotFound
-from tenants.apikeys import KeyPrincipal
+from tenants.apikeys import KeyPrincipal, request_principal
 from tenants.models import Audience
 
 router = Router(tags=["documents"])
 
-SourceType = Literal[SOURCE_TYPES]  # type: ignore[valid-type]
-State = Literal[STATUSES]  # type: ignore[valid-type]
 # 413: a value over its maxLength, by design (docs/decisions/0014-api-shape.md).
 ERRORS: dict[int, type[Schema]] = {401: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut,
                                    429: ErrorOut}
@@ -61,8 +59,8 @@ class DocumentListOut(Schema):
 
 
 class DocumentFilters(Schema):
-    status: State | None = None  # type: ignore[valid-type]
-    type: SourceType | None = None  # type: ignore[valid-type]
+    status: DocumentStatus | None = None
+    type: SourceType | None = None
     audience: str | None = Field(None, max_length=63)
     limit: int = Field(20, ge=1, le=100)
     offset: int = Field(0, ge=0, le=1_000_000)
@@ -74,7 +72,7 @@ def _principal(request: HttpRequest) -> tuple[KeyPrincipal, list[int]]:
     repeated = sorted(name for name in request.GET if len(request.GET.getlist(name)) > 1)
     if repeated:
         raise InvalidRequest(f"query parameter {repeated[0]!r} given more than once; give it once")
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     held = list(Audience.objects.filter(tenant=principal.tenant, slug__in=list(principal.audiences))
                 .values_list("id", flat=True))
     return principal, held
@@ -133,21 +131,21 @@ def documents_list(request: HttpRequest, filters: Query[DocumentFilters]) -> Any
 @router.post("/documents/{path:slug}/archive", response={200: DocumentOut, **ERRORS},
              summary="Archive a document: its passages leave search, statistics and cached answers")
 def document_archive_endpoint(request: HttpRequest, slug: str,
-                              type: SourceType | None = None) -> Any:  # type: ignore[valid-type]  # noqa: A002
+                              type: SourceType | None = None) -> Any:  # noqa: A002
     return _write(request, slug, type, document_archive)
 
 
 @router.post("/documents/{path:slug}/restore", response={200: DocumentOut, **ERRORS},
              summary="Restore an archived document to search (a superseded one is refused, 409)")
 def document_restore_endpoint(request: HttpRequest, slug: str,
-                              type: SourceType | None = None) -> Any:  # type: ignore[valid-type]  # noqa: A002
+                              type: SourceType | None = None) -> Any:  # noqa: A002
     return _write(request, slug, type, document_restore)
 
 
 @router.get("/documents/{path:slug}", response={200: DocumentOut, **ERRORS},
             summary="One document the key may read; `type` chooses among documents sharing a slug")
 def document_detail(request: HttpRequest, slug: str,
-                    type: SourceType | None = None) -> Any:  # type: ignore[valid-type]  # noqa: A002
+                    type: SourceType | None = None) -> Any:  # noqa: A002
     principal, held, document = _find(request, slug, type)
     return Status(200, _detail(principal, held, document.slug, document.source_type))
 
@@ -155,7 +153,7 @@ def document_detail(request: HttpRequest, slug: str,
 @router.delete("/documents/{path:slug}", response={204: None, **ERRORS},
                summary="Delete a document and its passages; documents it superseded stay archived")
 def document_delete_endpoint(request: HttpRequest, slug: str,
-                             type: SourceType | None = None) -> Any:  # type: ignore[valid-type]  # noqa: A002
+                             type: SourceType | None = None) -> Any:  # noqa: A002
     principal, held, document = _find(request, slug, type)
     _run(document_delete, principal, held, document)
     return Status(204, None)

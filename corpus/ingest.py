@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 from django.conf import settings
@@ -33,7 +34,8 @@ from corpus.origin import COMMAND, DocumentOrigin
 from corpus.rights import OPERATOR, Writer
 from tenants.models import Audience, Tenant
 
-SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
+SourceType = Literal["doc", "changelog", "ticket", "pdf"]
+SOURCE_TYPES: tuple[SourceType, ...] = get_args(SourceType)
 INDEX_LAYOUT = "exact-terms-1"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -29,8 +29,9 @@ from tenants.models import Tenant
 from tenants.scope import ChunkQuery, TenantScope
 from tenants.writer import ChunkWriter
 
-LIVE, ARCHIVED, SUPERSEDED, CONTESTED = "live", "archived", "superseded", "contested"
-STATUSES = (LIVE, ARCHIVED, SUPERSEDED, CONTESTED)
+DocumentStatus = Literal["live", "archived", "superseded", "contested"]
+STATUSES: tuple[DocumentStatus, ...] = get_args(DocumentStatus)
+LIVE, ARCHIVED, SUPERSEDED, CONTESTED = STATUSES
 
 
 class DocumentNotFound(LookupError):

@@ -204,7 +204,7 @@ def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents:
         context_blurb=blurbs,
         exact_terms=[exact_terms(text) for text in contents],
         language_keys=[document_keys(text, language=tenant.language) for text in contents],
-        token_states=[token_states[i] for i in rows] if token_states else (),
+        token_states=[token_states[i] for i in rows.tolist()] if token_states else (),
     )
 
 

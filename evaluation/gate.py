@@ -39,6 +39,7 @@ class GateResult:
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
     quality: dict[str, dict[str, Any]] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)  # the run's, for a new baseline
 
     @property
     def passed(self) -> bool:
@@ -89,7 +90,7 @@ def run_gate(*, golden: GoldenSet, tenant: Tenant, tolerance: float = TOLERANCE)
             drop = (before - now) / before if before else 0.0
             result.quality[metric] = {"passed": drop <= tolerance, "before": before, "now": now,
                                       "relative_change": round(-drop, 4)}
-    result.metrics = report.metrics  # type: ignore[attr-defined]
+    result.metrics = report.metrics
     return result
 
 

@@ -110,7 +110,7 @@ def compare(values: dict[str, dict[str, float]], base: dict[str, dict[str, float
 def report_intervals(report: dict[str, Any], *, retrieval_types: Collection[str], resamples: int = RESAMPLES,
                      seed: int = SEED, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """The `intervals` block of an eval report: per arm, per metric, and against the first arm run."""
-    options = {"resamples": resamples, "seed": seed, "confidence": confidence}
+    options: dict[str, Any] = {"resamples": resamples, "seed": seed, "confidence": confidence}
     ran = {arm: case_values(data["cases"], retrieval_types) for arm, data in report["arms"].items()
            if not data.get("skipped") and data.get("cases")}
     base_arm = next(iter(ran), None)

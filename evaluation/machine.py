@@ -16,7 +16,7 @@ _KERNEL_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
 
 
 def machine_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, object]:
-    model, flags = "", set()
+    model, flags = "", set[str]()
     try:
         for line in cpuinfo.read_text().splitlines():
             key, _, value = line.partition(":")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from psycopg import sql
@@ -66,7 +67,7 @@ def calibration_for(scope: TenantScope, *, chunk_count: int) -> Calibration:
     return cached
 
 
-def _sample(scope: TenantScope, columns: str, limit: int, *, salt: str) -> list[dict[str, object]]:
+def _sample(scope: TenantScope, columns: str, limit: int, *, salt: str) -> list[dict[str, Any]]:
     return scope.fetch(ChunkQuery(
         select=sql.SQL(columns),
         # Ordered by a seeded hash of the text, not of ids: the same corpus draws the same

@@ -98,7 +98,7 @@ def known_word_lemmas(text: str, *, language: str) -> frozenset[str]:
     lemma never counts as unknown; a word the dictionary does not know stays a typo to correct.
     Measured and not adopted on demo-tlapka (docs/decisions/0050, "Measured again")."""
     names = {name.lower() for name in written_names(text)}  # names are 0051's already
-    lemmas = []
+    lemmas: list[str] = []
     for word in dict.fromkeys(w for w in words(text) if w is not None and w not in names):
         if dictionary_lemma(word, language)[1]:
             lemmas.extend(group[0].key for group in question_keys(word, language=language))

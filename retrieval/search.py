@@ -377,7 +377,8 @@ def weigh_evidence(candidates: Sequence[Candidate], *, chance: float,
 def _absolute_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
     coverage_min = settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
     floor = settings.RETRIEVAL_VECTOR_SIMILARITY_FLOOR
-    passed, dropped = [], []
+    passed: list[Candidate] = []
+    dropped: list[Candidate] = []
     for candidate in candidates:
         reasons = [name for name, held in (("keyword", candidate.keyword_coverage >= coverage_min),
                                            ("vector", candidate.vector_similarity >= floor)) if held]
@@ -391,7 +392,9 @@ def diversify(candidates: list[Candidate], per_document: int) -> list[Candidate]
     turn: five chunks of one wrong page crowd out the right page (the rest keep their order)."""
     if per_document <= 0:
         return candidates
-    head, tail, seen = [], [], {}
+    head: list[Candidate] = []
+    tail: list[Candidate] = []
+    seen: dict[int, int] = {}
     for candidate in candidates:
         count = seen.get(candidate.document_id, 0)
         (head if count < per_document else tail).append(candidate)

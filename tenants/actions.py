@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -44,7 +44,7 @@ def audience_ids(*, tenant: Tenant, slugs: Sequence[str]) -> tuple[int, ...]:
 
 @transaction.atomic
 def membership_grant(
-    *, tenant: Tenant, user: AbstractBaseUser, role: str, audience_slugs: Sequence[str]
+    *, tenant: Tenant, user: User, role: str, audience_slugs: Sequence[str]
 ) -> Membership:
     membership, _ = Membership.objects.update_or_create(tenant=tenant, user=user, defaults={"role": role})
     MembershipAudience.objects.filter(membership=membership).delete()

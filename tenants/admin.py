@@ -8,7 +8,7 @@ own audiences; platform fields of a tenant belong to superusers."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from django import forms
 from django.conf import settings
@@ -22,6 +22,9 @@ from django.utils.html import format_html
 from tenants import actions, embed, staff
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
 from tenants.staff import StaffAccess, staff_access
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups  # the stub's type of `fields`
 
 # The search configuration and the language decide how every chunk is keyed: changing either
 # means re-ingesting, a platform operation.
@@ -38,7 +41,7 @@ class TenantScopedAdmin(admin.ModelAdmin):
 
     tenant_field = "tenant"
     audience_field: str = staff.UNDECLARED
-    audience_key = "id"
+    audience_key: Literal["id", "slug"] = "id"
     audience_single = False
     admin_writes = False
 
@@ -133,7 +136,10 @@ class TenantAudienceInline(admin.TabularInline):
         audiences = Audience.objects.filter(tenant_id__in=tenants).select_related("tenant")
         if not access.superuser:
             audiences = audiences.filter(id__in=sorted(access.audience_ids()))
-        formset.form.base_fields["audience"].queryset = audiences
+        assert issubclass(formset, TenantAudienceFormSet)  # Django's factory subclasses the formset given
+        field = formset.form.base_fields["audience"]
+        assert isinstance(field, forms.ModelChoiceField)  # the inline's foreign key
+        field.queryset = audiences
         formset.held_audience_ids = None if access.superuser else access.audience_ids()  # a class made per call
         return formset
 
@@ -295,7 +301,9 @@ class ApiKeyCreateForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["audiences"].queryset = self.offered_audiences
+        field = self.fields["audiences"]
+        assert isinstance(field, forms.ModelMultipleChoiceField)  # declared above
+        field.queryset = self.offered_audiences
 
     class Meta:
         model = ApiKey
@@ -337,6 +345,7 @@ class ApiKeyAdmin(AudienceHolderAdmin):
         audiences = Audience.objects.select_related("tenant")
         if not access.superuser:
             audiences = audiences.filter(tenant_id__in=access.admin_tenant_ids(), id__in=sorted(access.audience_ids()))
+        assert issubclass(form, ApiKeyCreateForm)  # Django's factory subclasses the form given
         form.offered_audiences = audiences  # form is a class made per call
         form.held_audience_ids = None if access.superuser else access.audience_ids()
         return form
@@ -344,7 +353,7 @@ class ApiKeyAdmin(AudienceHolderAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         return list(self.readonly_fields) if obj is not None else []
 
-    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> _FieldGroups:
         return list(self.fields) if obj is not None else ["tenant", "name", "audiences", "rate_limit_per_minute"]
 
     def get_inlines(self, request: HttpRequest, obj: ApiKey | None) -> list[Any]:
@@ -366,7 +375,7 @@ class ApiKeyAdmin(AudienceHolderAdmin):
         obj.pk = issued.api_key.pk
         obj.prefix = issued.api_key.prefix
         # Kept on the request only: the response page shows it, the messages cookie never holds it.
-        request._issued_raw_key = issued.raw_key  # type: ignore[attr-defined]
+        request._issued_raw_key = issued.raw_key  # type: ignore[attr-defined]  # a per-request slot HttpRequest does not declare
 
     def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
         raw_key = getattr(request, "_issued_raw_key", None)

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Q
+from django.http import HttpRequest
 from django.utils import timezone
 
 from tenants.actions import hash_api_key
@@ -36,6 +37,15 @@ class KeyPrincipal:
     @property
     def prefix(self) -> str:
         return self.api_key.prefix
+
+
+def request_principal(request: HttpRequest) -> KeyPrincipal:
+    """The key an endpoint's authentication (config/api.py) found: django-ninja sets it as
+    `request.auth` per request, an attribute HttpRequest's type does not declare."""
+    principal = getattr(request, "auth", None)
+    if not isinstance(principal, KeyPrincipal):
+        raise TypeError(f"{request.path} ran without API key authentication")
+    return principal
 
 
 def api_key_authenticate(*, raw_key: str) -> KeyPrincipal | None:

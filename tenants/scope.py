@@ -124,7 +124,7 @@ class TenantScope:
 
     # -- the weld ------------------------------------------------------------------------
     def _predicate(self) -> sql.Composable:
-        weld = sql.SQL("c.tenant_id = %(_scope_tenant)s AND c.audience_id = ANY(%(_scope_audiences)s)")
+        weld: sql.Composable = sql.SQL("c.tenant_id = %(_scope_tenant)s AND c.audience_id = ANY(%(_scope_audiences)s)")
         if not self.include_archived:
             weld = sql.SQL("{} AND NOT c.archived").format(weld)
         return weld

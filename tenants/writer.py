@@ -56,7 +56,7 @@ class ChunkColumns:
     content: Sequence[str]
     page: Sequence[int | None]
     token_count: Sequence[int]
-    embedding: np.ndarray | Sequence[Sequence[float]]
+    embedding: np.ndarray | Sequence[Sequence[float] | np.ndarray]
     ts_config: Sequence[str]
     contested: Sequence[bool]
     context_blurb: Sequence[str]

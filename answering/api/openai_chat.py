@@ -32,7 +32,7 @@ from answering.pipeline.conversations import conversation_bound, key_principal
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
 from tenants.apierrors import InvalidRequest
-from tenants.apikeys import KeyPrincipal
+from tenants.apikeys import KeyPrincipal, request_principal
 from tenants.apitypes import JSON_INTEGER, STRICT
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,8 @@ class ChatMessage(Schema):
     model_config = STRICT
 
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[ContentPart] | None = Field(None, max_length=MAX_MESSAGE_CHARS)
-    name: str | None = Field(None, max_length=256)
+    content: str | list[ContentPart] | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
+    name: str | None = Field(default=None, max_length=256)
 
 
 class StreamOptions(BaseModel):
@@ -102,7 +102,7 @@ def _completion_text(result: AnswerResult) -> str:
 @router.post("/chat/completions", response={200: ChatCompletionOut, **ERRORS},
              summary="Chat Completions: a cited, tenant-scoped answer", openapi_extra=STREAMED)
 def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     uses_chain = model_uses_chain(body.model)
     conversation = conversation_from(body.messages, user=body.user)
     try:
@@ -198,13 +198,13 @@ class _Completion:
 
 @router.get("/models", response={200: ModelListOut, **ERRORS}, summary="The models this key can use")
 def models(request: HttpRequest) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     return JsonResponse({"object": "list", "data": [_model(principal, name) for name in MODELS]})
 
 
 @router.get("/models/{model_id}", response={200: ModelOut, **ERRORS}, summary="One model")
 def model_detail(request: HttpRequest, model_id: str = PathParam(..., example="answerdesk-extractive")) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     model_uses_chain(model_id)
     return JsonResponse(_model(principal, model_id))
 

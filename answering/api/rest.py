@@ -24,7 +24,7 @@ from answering.pipeline.conversations import conversation_bound, key_principal
 from answering.pipeline.records import feedback_record
 from answering.sse import EventStreamResponse, sse
 from tenants.apierrors import InvalidRequest, NotFound
-from tenants.apikeys import KeyPrincipal
+from tenants.apikeys import request_principal
 from tenants.apitypes import STRICT, JsonInt, Vote
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ _ASK_200 = {"description": "The answer, as JSON or as server-sent events", "cont
 @router.post("/ask", response={200: AskOut, **ERRORS}, summary="Ask a question; cited answer or escalation",
              openapi_extra={"responses": {"200": _ASK_200}})
 def ask(request: HttpRequest, body: AskIn) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     try:
         contact = contact_given(body.contact)
     except ContactInvalid as exc:
@@ -186,7 +186,7 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
 @router.post("/feedback", response={200: FeedbackOut, 404: ErrorOut, **ERRORS},
              summary="Thumbs up (1) or down (-1) on an answer, with an optional comment")
 def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
-    principal: KeyPrincipal = request.auth  # type: ignore[attr-defined]
+    principal = request_principal(request)
     if not feedback_record(tenant=principal.tenant, audiences=list(principal.audiences), trace_id=body.trace_id,
                            vote=body.vote, comment=body.comment):
         raise NotFound(f"no trace {body.trace_id}")

@@ -48,6 +48,16 @@ class ResolveForm(forms.Form):
     audience = forms.ChoiceField(required=False, help_text="Who may read the ticket.")
 
 
+def _audience_field(form: ReplyForm | ResolveForm) -> forms.ChoiceField:
+    field = form.fields["audience"]
+    assert isinstance(field, forms.ChoiceField)  # both forms declare it so
+    return field
+
+
+def _form_errors(form: forms.Form) -> str:
+    return "; ".join(str(e) for errs in form.errors.values() for e in errs)
+
+
 @admin.register(Escalation)
 class EscalationAdmin(TenantScopedAdmin):
     audience_field, audience_key = "trace__audiences", "slug"
@@ -182,7 +192,7 @@ class EscalationAdmin(TenantScopedAdmin):
                                           "audience": escalations.default_audience(escalation=obj)})
         # A ticket goes only into an audience the agent holds (the choice also refuses a forged one).
         slugs = staff_access(request).audience_slugs(obj.tenant_id)
-        form.fields["audience"].choices = [(s, s) for s in sorted(slugs)]
+        _audience_field(form).choices = [(s, s) for s in sorted(slugs)]
         return form
 
     def claim_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -198,7 +208,7 @@ class EscalationAdmin(TenantScopedAdmin):
         obj = self._editable(request, object_id)
         form = self._resolve_form(request, obj, request.POST)
         if not form.is_valid():
-            self.message_user(request, "; ".join(e for errs in form.errors.values() for e in errs), messages.ERROR)
+            self.message_user(request, _form_errors(form), messages.ERROR)
             return self._back(obj)
         try:
             obj = escalations.escalation_resolve(escalation=obj, user=request.user, note=form.cleaned_data["note"])
@@ -212,9 +222,9 @@ class EscalationAdmin(TenantScopedAdmin):
     def reply_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._editable(request, object_id)
         form = ReplyForm(request.POST)
-        form.fields["audience"].choices = self._resolve_form(request, obj).fields["audience"].choices
+        _audience_field(form).choices = _audience_field(self._resolve_form(request, obj)).choices
         if not form.is_valid():
-            self.message_user(request, "; ".join(e for errs in form.errors.values() for e in errs), messages.ERROR)
+            self.message_user(request, _form_errors(form), messages.ERROR)
             return self._back(obj)
         data = form.cleaned_data
         try:
@@ -311,7 +321,8 @@ class TraceAdmin(TenantScopedAdmin):
 
     @admin.display(description="feedback")
     def vote(self, obj: Trace) -> str:
-        return {1: "voted up", -1: "voted down"}.get(obj.feedback, "—")
+        votes: dict[int | None, str] = {1: "voted up", -1: "voted down"}
+        return votes.get(obj.feedback, "—")
 
     @admin.display(description="latency")
     def latency(self, obj: Trace) -> str:

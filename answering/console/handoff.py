@@ -161,14 +161,14 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
                  **kwargs: Any) -> Any:
         form = super().get_form(request, obj, change=change, **kwargs)
         access = staff_access(request)
-        form.webhook_tenant_ids = None if access.superuser else frozenset(  # form is a class made per call
+        form.webhook_tenant_ids = None if access.superuser else frozenset(  # type: ignore[attr-defined]  # form is a class made per call, this attribute set per request
             t for t in access.tenant_ids() if holds_every_audience(access, t))
         return form
 
     def _may_point(self, request: HttpRequest, obj: HandoffSettings | None) -> bool:
         return obj is None or holds_every_audience(staff_access(request), obj.tenant_id)
 
-    def get_fields(self, request: HttpRequest, obj: HandoffSettings | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: HandoffSettings | None = None) -> list[str]:  # type: ignore[override]  # plain names: the stub's list of name groups is invariant
         fields = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url", "webhook_secret_state"]
         return fields + (["rotate_webhook_secret"] if self._may_point(request, obj) else [])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from answering.handoff.targets import target_check
 from answering.models import HandoffSettings
@@ -51,7 +52,7 @@ def handoff_settings_save(*, tenant_id: int, notify_mode: str, overdue_hours: in
     if webhook_url:
         target_check(webhook_url)
         webhook_secret = webhook_secret.strip() or new_webhook_secret()
-    values = {"notify_mode": notify_mode, "overdue_hours": overdue_hours, "retention_days": retention_days,
+    values: dict[str, Any] = {"notify_mode": notify_mode, "overdue_hours": overdue_hours, "retention_days": retention_days,
               "webhook_url": webhook_url, "webhook_secret": webhook_secret.strip()}
     with tenant_context(tenant_id):
         HandoffSettings.objects.update_or_create(tenant_id=tenant_id, defaults=values)

@@ -79,7 +79,7 @@ def context_sources(context: list[Candidate]) -> list[dict[str, Any]]:
     Numbers here are provisional; the final answer's markers refer to `finalize`'s sources,
     matched by chunk_id."""
     seen: set[int] = set()
-    out = []
+    out: list[dict[str, Any]] = []
     for candidate in context:
         if candidate.document_id not in seen:
             seen.add(candidate.document_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -22,5 +23,5 @@ class Draft:
     flags: list[str] = field(default_factory=list)
 
     @classmethod
-    def declined_by(cls, generator: str, reason: str, **extra: object) -> Draft:
-        return cls(text="", cited_chunk_ids=[], generator=generator, declined=True, decline_reason=reason, **extra)  # type: ignore[arg-type]
+    def declined_by(cls, generator: str, reason: str, **extra: Any) -> Draft:
+        return cls(text="", cited_chunk_ids=[], generator=generator, declined=True, decline_reason=reason, **extra)

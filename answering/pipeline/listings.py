@@ -107,7 +107,9 @@ def inside_listing(body: str, piece: str) -> bool:
     lines = body.split("\n")
     at = _line_of(lines, piece)
     # Line 0 has no line above it; None is a piece not found on one line.
-    return bool(at) and lines[at][:1] in (" ", "\t") and _continues(lines[at - 1])
+    if not at:
+        return False
+    return lines[at][:1] in (" ", "\t") and _continues(lines[at - 1])
 
 
 def enclosing_listing(body: str, piece: str, *, max_lines: int, max_chars: int) -> str:

@@ -110,7 +110,7 @@ def parse_provider_configs(raw: str) -> list[ProviderConfig]:
 
 
 def build_provider(config: ProviderConfig) -> Provider:
-    return import_string(DIALECTS[config.dialect])(config)  # type: ignore[no-any-return]
+    return import_string(DIALECTS[config.dialect])(config)
 
 
 def price(model: str, input_tokens: int, output_tokens: int) -> tuple[float, bool]:

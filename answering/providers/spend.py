@@ -165,5 +165,5 @@ def chain_within_cap(*, tenant: Tenant, chain: ChainT | None, meter: TenantMeter
                     tenant.slug, daily_cap_usd(tenant=tenant))
         return None
     if meter is not None and isinstance(chain, ProviderChain):
-        return chain.metered(meter, stage="generate")  # type: ignore[return-value]
+        return chain.metered(meter, stage="generate")  # type: ignore[return-value]  # ChainT is ProviderChain here; metered() makes another
     return chain

@@ -15,7 +15,8 @@ def paylane(demo_corpus: Any, db: Any) -> Tenant:
     return Tenant.objects.get(slug="paylane")
 
 
-def rows_for(tenant: Tenant, trace_id: int) -> tuple[list[Trace], list[Escalation]]:
+def rows_for(tenant: Tenant, trace_id: int | None) -> tuple[list[Trace], list[Escalation]]:
+    assert trace_id is not None
     with tenant_context(tenant.id):
         return list(Trace.objects.filter(pk=trace_id)), list(Escalation.objects.filter(trace_id=trace_id))
 

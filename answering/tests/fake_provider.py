@@ -55,7 +55,8 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
             script.requests.append({"dialect": dialect, "path": self.path, "headers": dict(self.headers),
                                     "body": body})
             queue = getattr(script, dialect)
-            kind, arg = queue.popleft() if queue else ("ok", "{}")
+            entry: tuple[str, Any] = queue.popleft() if queue else ("ok", "{}")
+            kind, arg = entry
             if kind == "status":
                 status, retry_after, text = arg
                 payload = text.encode()

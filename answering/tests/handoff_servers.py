@@ -26,6 +26,7 @@ def free_port() -> int:
 @dataclass
 class Mailbox:
     messages: list[Message] = field(default_factory=list)
+    port: int = 0  # the SMTP controller's, once it listens
     recipients: list[list[str]] = field(default_factory=list)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:

@@ -40,6 +40,7 @@ def test_agent_resolves_own_escalation_and_cannot_open_another_tenants(demo_corp
     response = agent.post("/admin/answering/escalation/", {
         "action": "mark_resolved", "_selected_action": [mine.escalation_id, theirs.escalation_id]})
     assert response.status_code == 302
+    assert mine.escalation_id is not None and theirs.escalation_id is not None
     with tenant_context(paylane.id):
         assert Escalation.objects.get(pk=mine.escalation_id).status == "resolved"
     with tenant_context(helpwise.id):

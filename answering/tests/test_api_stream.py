@@ -26,7 +26,7 @@ def live_keys(demo_corpus: Any, django_db_blocker: Any) -> dict[str, str]:
 
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    event, data = "message", []
+    event, data = "message", list[str]()
     for line in lines:
         if line == "":
             if data:

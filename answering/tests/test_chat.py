@@ -12,6 +12,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 from django.core import signing
+from django.http import StreamingHttpResponse
 from django.test import Client
 
 from answering.pipeline.conversations import chat_principal, conversation_bound
@@ -35,7 +36,9 @@ INTERNAL_MARKERS = ("internal/discount-codes", "PLN-AGENCY", "T-10318")
 
 def last_trace(tenant: Any) -> Trace:
     with tenant_context(tenant.id):
-        return Trace.objects.filter(tenant=tenant).order_by("-pk").first()
+        trace = Trace.objects.filter(tenant=tenant).order_by("-pk").first()
+    assert trace is not None
+    return trace
 
 
 def ticket_in(done: str) -> str:
@@ -315,6 +318,7 @@ def test_paced_hands_over_each_event_before_pulling_the_next() -> None:
 @pytest.mark.django_db
 def test_stream_response_is_asynchronous_and_uncached(client: Client, acme: Cast) -> None:
     response = client.get(stream_url(ask(client, "acme", OFF_TOPIC).content))
+    assert isinstance(response, StreamingHttpResponse)
     assert response.is_async and response["Cache-Control"] == "no-cache"
     read_events(response)
 

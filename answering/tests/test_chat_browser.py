@@ -223,7 +223,12 @@ def test_a_rejected_question_shows_a_notice_under_the_form(chat: Any, problems: 
 
 def test_a_stream_that_fails_ends_the_turn_instead_of_asking_again(chat: Any, problems: list[str]) -> None:
     streams: list[str] = []
-    chat.route("**/stream?**", lambda route: (streams.append(route.request.url), route.fulfill(status=502)))
+
+    def fail(route: Any) -> None:
+        streams.append(route.request.url)
+        route.fulfill(status=502)
+
+    chat.route("**/stream?**", fail)
     chat.fill("#question", "What does error PL-4031 mean?")
     chat.press("#question", "Enter")
     failed = chat.locator("#turns .turn-failed")

@@ -77,11 +77,11 @@ def test_greetings_and_the_abstention_in_czech() -> None:
     with translation.override("cs"):
         assert greeting_reply("Dobrý den") == "Dobrý den! Zeptejte se na cokoli o našich produktech a službách, " \
                                               "odpovím podle naší dokumentace."
-        assert greeting_reply("Děkuji moc!").startswith("Není zač")
+        assert (greeting_reply("Děkuji moc!") or "").startswith("Není zač")
         assert translation.gettext("I don't know the answer to that from our documentation; a person from our "
                                    "team will follow up.").startswith("Odpověď na tento dotaz")
     with translation.override("en"):
-        assert greeting_reply("Dobrý den").startswith("Hello!")  # English where English is active
+        assert (greeting_reply("Dobrý den") or "").startswith("Hello!")  # English where English is active
     assert greeting_reply("Dobrý den, kolik stojí doprava?") is None  # a question, not small talk
 
 

@@ -32,6 +32,7 @@ def test_claim_then_resolve_records_who_and_when(acme: Any) -> None:
     resolved = escalations.escalation_resolve(escalation=claimed, user=acme.owner, note="  Sent the tracking link. ")
     assert resolved.status == "resolved" and resolved.resolution_note == "Sent the tracking link."
     assert resolved.assignee_id == acme.agent.pk  # the claimant stays the assignee
+    assert resolved.resolved_at is not None and resolved.claimed_at is not None
     assert resolved.resolved_at >= resolved.claimed_at
 
 
@@ -85,7 +86,7 @@ def test_the_ticket_goes_to_the_narrowest_audience_the_asker_had(acme: Any) -> N
 
 def test_a_resolution_turned_into_a_ticket_answers_the_same_question_next_time(acme: Any, globex: Any) -> None:
     first = answer(tenant=acme.tenant, audiences=["public"], question=QUESTION, use_default_chain=False)
-    assert first.action == "escalated"
+    assert first.action == "escalated" and first.escalation_id is not None
     with tenant_context(acme.tenant.id):
         escalation = Escalation.objects.select_related("tenant").get(pk=first.escalation_id)
     resolved = escalations.escalation_resolve(escalation=escalation, user=acme.agent, note=NOTE)

@@ -181,7 +181,12 @@ def test_headings_are_read_only_for_a_question_about_to_be_declined(monkeypatch:
     encoder = get_encoder()
     seen: list[int] = []
     real = encoder.encode
-    monkeypatch.setattr(encoder, "encode", lambda texts, *a, **k: seen.append(len(texts)) or real(texts, *a, **k))
+
+    def counted(texts: list[str], *a: Any, **k: Any) -> Any:
+        seen.append(len(texts))
+        return real(texts, *a, **k)
+
+    monkeypatch.setattr(encoder, "encode", counted)
     context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
                candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
     draft = extract_answer(question, context)

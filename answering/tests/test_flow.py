@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pytest_django import Settings
 
 from answering.models import Trace
 from answering.pipeline.flow import Delta, Done, Finished, Prepared, Sources, answer, answer_stream, complete, prepare
@@ -27,8 +28,8 @@ def test_prepare_finishes_a_greeting_without_retrieval_or_trace(paylane: Tenant)
 
 
 @pytest.mark.django_db
-def test_prepare_then_complete_is_what_answer_does(paylane: Tenant, settings: object) -> None:
-    settings.CACHE_ENABLED = False  # type: ignore[attr-defined]
+def test_prepare_then_complete_is_what_answer_does(paylane: Tenant, settings: Settings) -> None:
+    settings.CACHE_ENABLED = False
     step = prepare(tenant=paylane, audiences=["public"], question=QUESTION, conversation_id="typed-1")
     assert isinstance(step, Prepared)
     assert step.sources[0]["slug"] == "api/errors" and step.context and step.trace.stage_ms.keys() == {

@@ -40,7 +40,7 @@ def mailbox() -> Iterator[Mailbox]:
     box = Mailbox()
     controller = Controller(box, hostname="127.0.0.1", port=free_port())
     controller.start()
-    box.port = controller.port  # type: ignore[attr-defined]
+    box.port = controller.port
     try:
         yield box
     finally:
@@ -49,7 +49,7 @@ def mailbox() -> Iterator[Mailbox]:
 
 @pytest.fixture(scope="module")
 def handoff_url(django_db_setup: Any, mailbox: Mailbox) -> Iterator[str]:
-    with serve({"EMAIL_HOST": "127.0.0.1", "EMAIL_PORT": str(mailbox.port),  # type: ignore[attr-defined]
+    with serve({"EMAIL_HOST": "127.0.0.1", "EMAIL_PORT": str(mailbox.port),
                 "TASKS_BACKEND": "django_tasks.backends.immediate.ImmediateBackend",
                 "CHAT_RATE_LIMIT_PER_ADDRESS": "100000"}) as url:
         yield url

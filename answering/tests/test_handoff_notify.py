@@ -105,6 +105,7 @@ def test_with_smtp_down_the_alert_is_retried_with_backoff_and_arrives_once_it_is
     with tenant_context(acme.tenant.id):
         waiting = Escalation.objects.get(pk=escalation.pk)
     assert (waiting.alert_status, waiting.alert_attempts) == ("pending", 1)
+    assert waiting.alert_next_at is not None
     assert "ConnectionRefusedError" in waiting.alert_error and waiting.alert_next_at > timezone.now()
     assert "agent alert: retrying after 1 try" in console_text(acme, escalation)
     housekeeping_run()  # not due yet: the backoff holds it

@@ -86,6 +86,7 @@ def test_a_failing_receiver_is_retried_with_backoff_and_every_attempt_shows_in_t
     with tenant_context(acme.tenant.id):
         delivery = WebhookDelivery.objects.get(escalation_id=escalation.pk)
     assert delivery.status == "pending" and delivery.attempt_count == 1  # the task's first attempt failed
+    assert delivery.next_attempt_at is not None
     first_wait = delivery.next_attempt_at - dt.datetime.fromisoformat(delivery.attempts[0]["at"])
     assert first_wait == dt.timedelta(seconds=settings.WEBHOOK_BACKOFF_SECONDS)
 
@@ -93,6 +94,7 @@ def test_a_failing_receiver_is_retried_with_backoff_and_every_attempt_shows_in_t
     assert second.status == "pending" and second.status_code == 503
     with tenant_context(acme.tenant.id):
         delivery = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert delivery.next_attempt_at is not None
     second_wait = delivery.next_attempt_at - dt.datetime.fromisoformat(delivery.attempts[1]["at"])
     assert second_wait == 2 * first_wait  # exponential
 

@@ -11,8 +11,16 @@ from typing import Any
 import openai
 import pytest
 from django.conf import settings
+from pydantic import BaseModel
 
 QUESTION = "What does error PL-4031 mean?"
+
+
+def answerdesk(reply: BaseModel) -> dict[str, Any]:
+    """Our extension block of a completion or a chunk (a field the SDK's models do not declare)."""
+    assert reply.model_extra is not None
+    extension: dict[str, Any] = reply.model_extra["answerdesk"]
+    return extension
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ def test_plain_call_returns_a_cited_answer_with_sources_twice(live_url: str, key
     text = choice.message.content or ""
     assert "insufficient funds" in text and "[1]" in text
     assert "\n\nSources:\n[1] " in text  # plain clients show the citations as text
-    extension = response.model_extra["answerdesk"]
+    extension = answerdesk(response)
     assert extension["action"] == "answered" and extension["trace_id"] and extension["escalation_id"] is None
     assert extension["sources"][0]["slug"] == "api/errors" and extension["sources"][0]["locator"].startswith("[1] ")
     # The extractive answerer calls no model: honest usage is zero.
@@ -90,12 +98,12 @@ def test_streamed_call_yields_chunks_then_done(live_url: str, keys: LiveKeys) ->
     chunks = list(stream)  # the SDK stops at `data: [DONE]`
     assert all(c.object == "chat.completion.chunk" for c in chunks)
     assert chunks[0].choices[0].delta.role == "assistant"
-    assert chunks[0].model_extra["answerdesk"]["candidate_sources"]  # what retrieval found, before any text
+    assert answerdesk(chunks[0])["candidate_sources"]  # what retrieval found, before any text
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert "insufficient funds" in text and "\n\nSources:\n[1] " in text
     final = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
-    assert len(final) == 1 and final[0].model_extra["answerdesk"]["trace_id"]
-    assert final[0].model_extra["answerdesk"]["sources"][0]["slug"] == "api/errors"
+    assert len(final) == 1 and answerdesk(final[0])["trace_id"]
+    assert answerdesk(final[0])["sources"][0]["slug"] == "api/errors"
     assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 0
 
 
@@ -108,11 +116,11 @@ def test_multi_turn_follow_up_uses_the_history(live_url: str, keys: LiveKeys, dj
         {"role": "assistant", "content": first.choices[0].message.content},
         {"role": "user", "content": "What about the backoff?"},
     ])
-    extension = follow_up.model_extra["answerdesk"]
+    extension = answerdesk(follow_up)
     recorded = trace(extension["trace_id"], django_db_blocker)
     assert recorded.history_turns == 2
     assert first_question in recorded.rewritten_query and "backoff" in recorded.rewritten_query
-    first_trace = trace(first.model_extra["answerdesk"]["trace_id"], django_db_blocker)
+    first_trace = trace(answerdesk(first)["trace_id"], django_db_blocker)
     assert recorded.conversation_id == first_trace.conversation_id  # one conversation, grouped
 
 
@@ -124,7 +132,7 @@ def test_a_client_system_message_is_recorded_but_does_not_steer(live_url: str, k
     ], temperature=1.5, max_tokens=50)
     text = response.choices[0].message.content or ""
     assert "PWNED" not in text and "insufficient funds" in text
-    details = trace(response.model_extra["answerdesk"]["trace_id"], django_db_blocker).details["openai"]
+    details = trace(answerdesk(response)["trace_id"], django_db_blocker).details["openai"]
     assert "PWNED" in details["client_system"] and details["temperature"] == 1.5 and details["max_tokens"] == 50
 
 
@@ -134,7 +142,7 @@ def test_an_abstention_is_the_abstention_text_with_the_escalation(live_url: str,
         model="answerdesk", messages=[{"role": "user", "content": "What is the capital of Mongolia?"}],
         extra_body={"answerdesk": {"contact": "mo@example.com"}})
     assert response.choices[0].message.content == settings.ANSWER_ABSTAIN_TEXT
-    extension = response.model_extra["answerdesk"]
+    extension = answerdesk(response)
     assert extension["action"] == "escalated" and extension["escalation_id"] and extension["sources"] == []
     follow_up = extension["follow_up"]
     assert follow_up["url"].endswith(f"/t/paylane/f/{follow_up['id']}/")
@@ -150,7 +158,7 @@ def test_another_tenants_key_gets_none_of_paylanes_answers(live_url: str, keys: 
     response = client(live_url, keys.helpwise).chat.completions.create(
         model="answerdesk", messages=[{"role": "user", "content": QUESTION}])
     assert "insufficient funds" not in (response.choices[0].message.content or "")
-    assert all(not s["slug"].startswith("api/errors") for s in response.model_extra["answerdesk"]["sources"])
+    assert all(not s["slug"].startswith("api/errors") for s in answerdesk(response)["sources"])
 
 
 def test_models_lists_the_profiles(live_url: str, keys: LiveKeys) -> None:
@@ -164,7 +172,8 @@ def test_wrong_key_is_an_authentication_error(live_url: str, keys: LiveKeys) -> 
         client(live_url, "ad_000000000000.wrong").chat.completions.create(
             model="answerdesk", messages=[{"role": "user", "content": QUESTION}])
     assert raised.value.status_code == 401 and raised.value.code == "invalid_api_key"
-    assert raised.value.body["type"] == "invalid_request_error"  # type: ignore[index]
+    body = raised.value.body
+    assert isinstance(body, dict) and body["type"] == "invalid_request_error"
 
 
 def test_unknown_model_is_not_found_in_openais_shape(live_url: str, keys: LiveKeys) -> None:

@@ -186,25 +186,29 @@ def test_ask_command_prints_answer_sources_and_trace(paylane: Tenant, capsys: py
 
 @pytest.mark.django_db
 def test_stream_sends_sources_before_the_first_token_and_ends_with_the_trace(paylane: Tenant) -> None:
-    from answering.pipeline.flow import answer_stream
+    from answering.pipeline.flow import Delta, Done, Sources, answer_stream
 
     events = list(answer_stream(tenant=paylane, audiences=["public"], question="What does error PL-4031 mean?"))
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "sources" and kinds[-1] == "done" and kinds.count("sources") == 1
     assert "token" in kinds and kinds.index("sources") < kinds.index("token")
-    assert any(s["slug"] == "api/errors" for s in events[0][1])
-    result = events[-1][1]
-    assert "".join(p for k, p in events if k == "token") == result.text
-    assert result.trace_id and {s["chunk_id"] for s in result.sources} <= {s["chunk_id"] for s in events[0][1]}
+    first, last = events[0], events[-1]
+    assert isinstance(first, Sources) and isinstance(last, Done)
+    assert any(s["slug"] == "api/errors" for s in first.sources)
+    result = last.result
+    assert "".join(e.text for e in events if isinstance(e, Delta)) == result.text
+    assert result.trace_id and {s["chunk_id"] for s in result.sources} <= {s["chunk_id"] for s in first.sources}
 
 
 @pytest.mark.django_db
 def test_stream_of_an_abstention_shows_no_sources_and_names_the_escalation(paylane: Tenant) -> None:
-    from answering.pipeline.flow import answer_stream
+    from answering.pipeline.flow import Done, answer_stream
 
     events = list(answer_stream(tenant=paylane, audiences=["public"], question="What is the capital of Mongolia?"))
     assert events[0] == ("sources", [])
-    result = events[-1][1]
+    last = events[-1]
+    assert isinstance(last, Done)
+    result = last.result
     assert result.action == "escalated" and result.escalation_id
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 from django.test import override_settings
 
-from answering.providers import ErrorKind, Message, ProviderConfig, ProviderError, build_provider, parse_provider_configs
+from answering.providers import (Completion, ErrorKind, Message, ProviderConfig, ProviderError, build_provider,
+                                 parse_provider_configs)
 from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached, Tally
 from answering.providers.sse import iter_events
 from answering.tests.fake_provider import fake_provider
@@ -36,13 +38,15 @@ def test_sse_parser_handles_comments_multiline_and_missing_final_blank() -> None
 
 
 @pytest.mark.parametrize("config", [openai, gemini])
-def test_streamed_answer_tokens_usage_and_cost(config: object) -> None:
+def test_streamed_answer_tokens_usage_and_cost(config: Callable[..., ProviderConfig]) -> None:
     with fake_provider() as (url, script):
-        getattr(script, config.__name__).append(("ok", ANSWER))  # type: ignore[attr-defined]
-        provider = build_provider(config(url))  # type: ignore[operator]
+        getattr(script, config.__name__).append(("ok", ANSWER))
+        provider = build_provider(config(url))
         items = list(provider.stream(MESSAGES, temperature=0.0, max_tokens=200, json_output=True))
     *deltas, completion = items
-    assert "".join(deltas) == ANSWER and completion.text == ANSWER
+    texts = [d for d in deltas if isinstance(d, str)]
+    assert isinstance(completion, Completion) and texts == deltas
+    assert "".join(texts) == ANSWER and completion.text == ANSWER
     assert completion.input_tokens > 0 and completion.output_tokens > 0
     assert completion.cost_usd > 0 and completion.priced
     request = script.requests[0]
@@ -69,10 +73,10 @@ def test_streamed_answer_tokens_usage_and_cost(config: object) -> None:
     ],
 )
 @pytest.mark.parametrize("config", [openai, gemini])
-def test_error_taxonomy(config: object, behaviour: tuple[str, object], kind: ErrorKind) -> None:
+def test_error_taxonomy(config: Callable[..., ProviderConfig], behaviour: tuple[str, object], kind: ErrorKind) -> None:
     with fake_provider() as (url, script):
-        getattr(script, config.__name__).append(behaviour)  # type: ignore[attr-defined]
-        provider = build_provider(config(url, timeout=0.5))  # type: ignore[operator]
+        getattr(script, config.__name__).append(behaviour)
+        provider = build_provider(config(url, timeout=0.5))
         with pytest.raises(ProviderError) as raised:
             list(provider.stream(MESSAGES, temperature=0.0, max_tokens=50, json_output=False))
     assert raised.value.kind is kind, raised.value
@@ -171,11 +175,11 @@ def test_the_meter_is_asked_before_every_request_retries_and_failover_included()
 
 
 @pytest.mark.parametrize("config", [openai, gemini])
-def test_a_stream_that_breaks_after_reporting_usage_is_still_billed(config: object) -> None:
+def test_a_stream_that_breaks_after_reporting_usage_is_still_billed(config: Callable[..., ProviderConfig]) -> None:
     with fake_provider() as (url, script):
-        getattr(script, config.__name__).extend([("unfinished", ANSWER), ("ok", ANSWER)])  # type: ignore[attr-defined]
+        getattr(script, config.__name__).extend([("unfinished", ANSWER), ("ok", ANSWER)])
         tally = Tally()
-        chain = ProviderChain([build_provider(config(url))]).metered(tally, stage="rewrite")  # type: ignore[operator]
+        chain = ProviderChain([build_provider(config(url))]).metered(tally, stage="rewrite")
         with pytest.raises(AllProvidersFailed):
             chain.complete(MESSAGES)
         assert tally.stages["rewrite"].calls == 1 and tally.stages["rewrite"].cost_usd > 0

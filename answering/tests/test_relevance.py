@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pytest_django import Settings
 
 from answering.providers import ProviderConfig, build_provider
 from answering.providers.chain import ProviderChain, SpendCapReached, Tally, metering
@@ -57,11 +58,11 @@ class Refusing(Tally):
 
 
 def test_the_scorer_bills_the_lent_meter_and_sends_nothing_without_one_or_past_the_cap(
-        provider_keys: None, settings: object) -> None:
+        provider_keys: None, settings: Settings) -> None:
     """Retrieval reaches the scorer by a dotted path, with no chain of ours: it uses the
     settings' chain and bills whatever meter the pipeline lent around retrieval."""
     with fake_provider() as (url, script):
-        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"  # type: ignore[attr-defined]
+        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|FAKE_OPENAI_KEY|gpt-4o-mini|5"
         script.openai.extend([grade(80), grade(80)])
         assert llm_relevance("q", "t") == 0.5  # nobody lent a meter: not sent
         tally = Tally()

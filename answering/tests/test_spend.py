@@ -98,6 +98,7 @@ def test_rewrite_and_relevance_are_counted_and_the_cap_stops_every_call(
     assert by_stage["rewrite"]["calls"] == stages.count("rewrite")
     assert by_stage["relevance"]["calls"] == stages.count("relevance")
     # The trace of the question that spent says so, by stage, and its cost is the sum of them.
+    assert results[0].trace_id is not None
     with tenant_context(paylane.id):
         first = Trace.objects.get(pk=results[0].trace_id)
     usage = first.details["usage"]
@@ -136,6 +137,7 @@ def test_past_the_cap_generation_falls_back_to_the_extractive_answerer_mid_quest
     result = answer(tenant=paylane, audiences=["public"], question="And PL-4031?", history=HISTORY)
     assert [stage_of(r) for r in script.requests] == ["rewrite"]
     assert result.action == "answered" and result.generator == "extractive"
+    assert result.trace_id is not None
     with tenant_context(paylane.id):
         trace = Trace.objects.get(pk=result.trace_id)
     assert trace.generator == "extractive" and trace.cost_usd == CALL_COST

@@ -43,7 +43,6 @@ def shop(db: Any, tmp_path: Path, demo_corpus: Any) -> Tenant:
     for name, text in DOCS.items():
         (tmp_path / name).write_text(text)
     ingest_paths(tenant=tenant, paths=[tmp_path])
-    tenant.folder = tmp_path  # type: ignore[attr-defined]
     return tenant
 
 
@@ -128,7 +127,7 @@ def test_abstentions_are_never_cached(shop: Tenant) -> None:
 
 @pytest.mark.django_db
 def test_reingest_drops_exactly_the_entries_built_on_the_changed_document(
-    shop: Tenant, django_capture_on_commit_callbacks: Any, settings: Any
+    shop: Tenant, tmp_path: Path, django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
     # An entry is built on every chunk of its context, and a context of six would hold all four
     # of the shop's chunks (docs/decisions/0042 drops nothing before the gate): one chunk each.
@@ -137,7 +136,7 @@ def test_reingest_drops_exactly_the_entries_built_on_the_changed_document(
     ask(shop, "What does error E1042 mean?")
     before = {e.query_norm for e in entries(shop)}
     assert len(before) == 2
-    folder: Path = shop.folder  # type: ignore[attr-defined]
+    folder = tmp_path  # the shop's folder: one tmp_path per test, shared with its fixtures
     (folder / "webhooks.md").write_text("# Webhooks\n\n## Retries\n\nFailed webhook deliveries are retried up to 12 times.\n")
     with django_capture_on_commit_callbacks(execute=True):
         ingest_paths(tenant=shop, paths=[folder])
@@ -153,7 +152,7 @@ def test_entries_are_invisible_to_another_tenant_and_to_a_narrower_audience(shop
     other, _ = actions.tenant_get_or_create(slug="cache-other")
     public = actions.audience_ids(tenant=shop, slugs=["public"])
     wider = actions.audience_ids(tenant=shop, slugs=["public", "internal"])
-    kwargs = dict(query="How many times are failed webhook deliveries retried?", query_vector=vector,
+    kwargs: dict[str, Any] = dict(query="How many times are failed webhook deliveries retried?", query_vector=vector,
                   generator="extractive")
     assert cache.lookup(tenant_id=shop.id, audience_ids=public, **kwargs) is not None  # control
     assert cache.lookup(tenant_id=other.id, audience_ids=actions.audience_ids(tenant=other, slugs=["public"]),
@@ -421,7 +420,7 @@ def test_a_store_citing_a_retired_chunk_is_skipped_and_says_why(shop: Tenant) ->
     audiences = actions.audience_ids(tenant=shop, slugs=["public"])
     vector = get_encoder().encode_one("How many times are failed webhook deliveries retried?")
     live = cache_live_ids(shop)
-    kwargs = dict(tenant_id=shop.id, audience_ids=audiences, query_vector=vector, generator="extractive",
+    kwargs: dict[str, Any] = dict(tenant_id=shop.id, audience_ids=audiences, query_vector=vector, generator="extractive",
                   answer="8 times", sources=[], conflict=False, provider="", model="", trace_id=None, cost_usd=0.0)
     dead = cache.store(query="retired chunk", chunk_ids=[live[0], max(live) + 1000], **kwargs)
     assert dead.entry_id is None and "retired" in dead.skipped

@@ -23,11 +23,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.http import HttpResponse
 from django.test import Client, override_settings
 
 import corpus.api
@@ -38,6 +37,9 @@ from corpus.models import IngestJob
 from corpus.tests.helpers import snapshot
 from tenants import actions
 from tenants.rls import tenant_context
+
+if TYPE_CHECKING:  # the test client's response (json(), templates, ...), declared by django-stubs only
+    from django.test.client import _MonkeyPatchedWSGIResponse as TestResponse
 
 DOCUMENTS = ("/api/v1/openapi.json", "/api/v1/openai/openapi.json")
 METHODS = ("get", "put", "post", "patch", "delete")
@@ -196,7 +198,7 @@ def uncovered(targets: Iterable[IdTarget]) -> list[str]:
     return [str(t) for t in targets if (t.path, t.name) not in MAKERS and (t.path, t.name) not in NOT_TENANT_DATA]
 
 
-def send(world: World, target: IdTarget, made: Made, headers: dict[str, str]) -> HttpResponse:
+def send(world: World, target: IdTarget, made: Made, headers: dict[str, str]) -> TestResponse:
     if target.in_body:
         body = {**MAKERS[(target.path, target.name)].body, target.name: int(made.value)}
         return world.client.generic(target.method.upper(), target.path, data=json.dumps(body),

@@ -115,7 +115,7 @@ def roles(django_db_setup: Any) -> Iterator[dict[str, str]]:
     yield {"owner": owner, "app": settings.DATABASES["default"]["USER"], **{name: name for name in ROLES}}
 
 
-def _ids(role: str) -> list[str]:
+def _ids(role: str) -> list[str | None]:
     with _connect(role) as conn, conn.cursor() as cursor:
         return [message.id for message in checks.role_problems(cursor)]
 

@@ -17,8 +17,11 @@ class TorchBackend:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()  # a weights bar on every start is noise
-        self.model: Any = SentenceTransformer(str(model_path), device="cpu")
-        self.max_seq_length = int(self.model.max_seq_length)
+        model = SentenceTransformer(str(model_path), device="cpu")
+        if model.max_seq_length is None:
+            raise ValueError(f"{model_path}: the model declares no maximum sequence length")
+        self.model: Any = model
+        self.max_seq_length = int(model.max_seq_length)
         self.hf_tokenizer = self.model.tokenizer
 
     @property

@@ -122,4 +122,4 @@ def backend_for(suffix: str) -> Backend | None:
     dotted = registry().get(suffix.lower())
     if dotted is None:
         return None
-    return import_module(dotted).parse_files  # type: ignore[no-any-return]
+    return import_module(dotted).parse_files

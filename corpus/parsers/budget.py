@@ -179,8 +179,9 @@ def load_yaml(text: str, *, what: str, max_chars: int) -> object:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, yaml.AliasEvent):
                 raise ParseError(f"{what} uses a YAML alias (*{event.anchor}); anchors and aliases are refused")
-            if getattr(event, "anchor", None):
-                raise ParseError(f"{what} defines a YAML anchor (&{event.anchor}); anchors and aliases are refused")
+            anchor = getattr(event, "anchor", None)
+            if anchor:
+                raise ParseError(f"{what} defines a YAML anchor (&{anchor}); anchors and aliases are refused")
             if isinstance(event, _OPEN):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:

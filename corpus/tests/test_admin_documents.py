@@ -16,7 +16,7 @@ from answering.tests.console_data import staff_client
 from conftest import Cast
 from corpus.embedding import Encoder
 from corpus.ingest import ingest_paths
-from corpus.origin import DocumentOrigin
+from corpus.origin import COMMAND, DocumentOrigin
 from corpus.store import archive_documents, tag_contested
 from corpus.tests.helpers import documents
 from tenants import actions
@@ -30,8 +30,8 @@ def ingest(cast: Cast, folder: Path, encoder: Encoder, pages: dict[str, str], au
     folder.mkdir()
     for slug, text in pages.items():
         (folder / f"{slug}.md").write_text(f"# {slug}\n\n{text}\n")
-    extra = {"origin": origin} if origin is not None else {}
-    assert ingest_paths(tenant=cast.tenant, paths=[folder], audience=audience, encoder=encoder, **extra).ok
+    assert ingest_paths(tenant=cast.tenant, paths=[folder], audience=audience, encoder=encoder,
+                        origin=origin if origin is not None else COMMAND).ok
 
 
 @pytest.fixture

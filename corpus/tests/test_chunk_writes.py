@@ -4,6 +4,7 @@ docs/decisions/0029), and windows written in one transaction (docs/decisions/003
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from psycopg import sql
@@ -30,7 +31,7 @@ AGREEMENT = ChunkQuery(
 )
 
 
-def agreement(cast: Cast) -> list[dict[str, object]]:
+def agreement(cast: Cast) -> list[dict[str, Any]]:
     scope = TenantScope(tenant_id=cast.tenant.id, audience_ids=all_audiences(cast.tenant))
     return scope.fetch(AGREEMENT)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from pytest_django import Settings
 from onnx import TensorProto, helper, numpy_helper
 
 from corpus.embedding import Encoder, get_encoder, model_path
@@ -84,7 +85,7 @@ def test_vectors_that_disagree_with_torch_are_refused(planted: Path) -> None:
         check_export(backend=BACKEND, directory=planted, model_path=model_path())
 
 
-def test_a_file_changed_after_its_check_is_checked_again_and_refused(planted: Path, settings: object,
+def test_a_file_changed_after_its_check_is_checked_again_and_refused(planted: Path, settings: Settings,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The kept check names the files' digests: a model swapped in later is not trusted on it."""
     import corpus.encoders.export as export
@@ -105,28 +106,28 @@ def test_the_encoder_identity_names_model_and_backend(exported: Path) -> None:
     assert fast.count_tokens(text) == get_encoder().count_tokens(text)
 
 
-def test_a_backend_override_reads_and_writes_with_that_backends_encoder(settings: object) -> None:
+def test_a_backend_override_reads_and_writes_with_that_backends_encoder(settings: Settings) -> None:
     """An evaluation arm (encoder_torch) overrides EMBEDDING_BACKEND: the process's encoder for
     that override is the other backend's, loaded once, and the configured one comes back after."""
     configured = get_encoder()
     other = "torch" if configured.backend.name != "torch" else BACKEND
-    settings.EMBEDDING_BACKEND = other  # type: ignore[attr-defined]
+    settings.EMBEDDING_BACKEND = other
     overridden = get_encoder()
     assert overridden.identity == f"all-MiniLM-L6-v2:{other}"
     assert get_encoder() is overridden
-    settings.EMBEDDING_BACKEND = configured.backend.name  # type: ignore[attr-defined]
+    settings.EMBEDDING_BACKEND = configured.backend.name
     assert get_encoder() is configured
 
 
-def test_a_model_override_reads_and_writes_with_that_models_encoder(settings: object, tmp_path: Path) -> None:
+def test_a_model_override_reads_and_writes_with_that_models_encoder(settings: Settings, tmp_path: Path) -> None:
     """An evaluation arm (encoder_adapted) keeps the backend and points at another model: its
     encoder is that model's, not the backend's cached one under another name."""
-    settings.EMBEDDING_BACKEND = "torch"  # type: ignore[attr-defined]
+    settings.EMBEDDING_BACKEND = "torch"
     stock = get_encoder()
     copy = tmp_path / "adapted"
     shutil.copytree(model_path(), copy, symlinks=True)
-    settings.EMBEDDING_MODEL_NAME = "all-MiniLM-L6-v2-adapted-test"  # type: ignore[attr-defined]
-    settings.EMBEDDING_MODEL_PATH = str(copy)  # type: ignore[attr-defined]
+    settings.EMBEDDING_MODEL_NAME = "all-MiniLM-L6-v2-adapted-test"
+    settings.EMBEDDING_MODEL_PATH = str(copy)
     adapted = get_encoder()
     assert adapted is not stock
     assert adapted.identity == "all-MiniLM-L6-v2-adapted-test:torch"
@@ -153,10 +154,10 @@ def test_the_reranker_reads_token_states_in_small_ordered_batches(exported: Path
 
 
 @pytest.mark.parametrize("backend_name", ["torch", BACKEND])
-def test_vectors_with_states_are_the_vectors_and_the_states_of_one_pass(backend_name: str, settings: object) -> None:
+def test_vectors_with_states_are_the_vectors_and_the_states_of_one_pass(backend_name: str, settings: Settings) -> None:
     """What the ingest stores for the reranker (docs/decisions/0063): the same vectors `embed`
     gives, and per text its unpadded token states, whose mean is that text's vector."""
-    settings.EMBEDDING_BACKEND = backend_name  # type: ignore[attr-defined]
+    settings.EMBEDDING_BACKEND = backend_name
     encoder = get_encoder()
     texts = ["How do I create a partial index?", "VACUUM reclaims storage occupied by dead tuples, "
              "which an UPDATE or DELETE leaves behind.", "ok"]

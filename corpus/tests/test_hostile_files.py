@@ -5,7 +5,9 @@ nothing already stored is lost."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,17 +125,17 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
     real_lock, real_parse = store.tenant_ingest_lock, ingest.parse_all
 
     @contextlib.contextmanager
-    def watched_lock(**kwargs: object):  # type: ignore[no-untyped-def]
-        with real_lock(**kwargs):  # type: ignore[arg-type]
+    def watched_lock(**kwargs: Any) -> Iterator[None]:
+        with real_lock(**kwargs):
             locked[0] = True
             try:
                 yield
             finally:
                 locked[0] = False
 
-    def watched_parse(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+    def watched_parse(*args: Any, **kwargs: Any) -> Any:
         held.append(locked[0])
-        return real_parse(*args, **kwargs)  # type: ignore[arg-type]
+        return real_parse(*args, **kwargs)
 
     monkeypatch.setattr(store, "tenant_ingest_lock", watched_lock)
     monkeypatch.setattr(ingest, "parse_all", watched_parse)

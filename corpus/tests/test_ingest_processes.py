@@ -101,7 +101,9 @@ def test_two_ingests_of_one_tenant_are_serialised(
         with store.tenant_ingest_lock(tenant=tenant, wait=False):
             process = ingest_process(tmp_path, slug)
             lines: list[str] = []
-            reader = threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True)  # type: ignore[arg-type]
+            stderr = process.stderr
+            assert stderr is not None  # stderr=PIPE
+            reader = threading.Thread(target=lambda: lines.extend(stderr), daemon=True)
             reader.start()
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not any("waiting for it to finish" in line for line in lines):

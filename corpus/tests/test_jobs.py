@@ -29,7 +29,7 @@ def test_upload_runs_the_ingest_as_a_task(acme: Cast, tmp_path: Path, settings: 
         job = ingest_job_create(tenant=acme.tenant, files=files, created_by_id=acme.owner.pk,
                                 writer_audiences=["public", "customer", "internal"])
     job.refresh_from_db()
-    assert job.status == "succeeded", job.error
+    assert job.status == "succeeded" and job.report is not None, job.error
     assert job.report["added"] == 2 and job.task_id
     assert sorted(job.file_names) == ["evil.md", "setup.md"]  # uploads arrive as base names
     # Stored under a storage name, never an absolute path of the process that took the upload.

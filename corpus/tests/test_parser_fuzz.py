@@ -12,6 +12,7 @@ import os
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def _record(kind: str, started: float, cpu_started: float, content: bytes) -> No
 
 # --- generators ------------------------------------------------------------------------------
 
-ANY = st.text(st.characters(exclude_categories=("Cs",)), max_size=400)
+ANY = st.text(st.characters(exclude_categories=["Cs"]), max_size=400)
 PIECES = ["#", "# ", "###### ", " ", "  ", "\t", "`", "```", "~~~", "|", "*", "_", "[", "]", "(", ")", "<", ">",
           "-", "---", "...", "\n", "\r\n", "\x00", "\ufeff", "é", "💥", "a", "Z", "9", ".", "!", "&a", "*a", ":", ","]
 MARKUP = st.lists(st.sampled_from(PIECES) | st.text(max_size=12), max_size=120).map("".join)
@@ -99,7 +100,7 @@ def _encode(value: str, how: int) -> bytes:
     return [raw, b"\xef\xbb\xbf" + raw, raw + b"\xff\xfe", raw.replace(b"a", b"\x00")][how]
 
 
-def _front_matter(meta: dict[str, object], body: str) -> str:
+def _front_matter(meta: Mapping[str, object], body: str) -> str:
     import yaml
 
     try:

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_django import Settings
 
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, fingerprint
 from corpus.parsers import entries, html, markdown, pdf, text
@@ -316,9 +317,9 @@ def test_nul_anywhere_is_refused_not_stored(tmp_path: Path) -> None:
     assert isinstance(result, ParseFailure) and "NUL byte at byte 9,005" in result.reason
 
 
-def test_over_budget_file_fails_alone(tmp_path: Path, settings: object) -> None:
-    settings.INGEST_PARSE_SECONDS = 0.05  # type: ignore[attr-defined]
-    settings.INGEST_PARSE_SECONDS_PER_MB = 0  # type: ignore[attr-defined]
+def test_over_budget_file_fails_alone(tmp_path: Path, settings: Settings) -> None:
+    settings.INGEST_PARSE_SECONDS = 0.05
+    settings.INGEST_PARSE_SECONDS_PER_MB = 0
     slow = _file(tmp_path, "slow.md", "# T\n" + "line\n" * 3_000_000)
     quick = _file(tmp_path, "quick.md", "# Quick\n\nFine.\n")
     results = list(markdown.parse_files([slow, quick], source_type="doc"))

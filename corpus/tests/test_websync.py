@@ -116,6 +116,7 @@ def test_a_sitemap_sync_ingests_skips_with_reasons_and_archives_on_the_second_ru
         assert pages(acme, source)["vanishing"].last_error == "no longer in the sitemap"
         with tenant_context(acme.tenant.id):
             source.refresh_from_db()
+        assert source.last_report is not None
         assert source.last_status == "succeeded" and source.last_report["changed"] == 1
 
 

@@ -65,6 +65,7 @@ def test_a_tenant_admin_adds_a_source_and_syncs_it_now(acme: Cast, loopback: Non
         with IMMEDIATE, django_capture_on_commit_callbacks(execute=True):
             owner.post("/admin/corpus/websource/", {"action": "sync_now", "_selected_action": [source.pk]})
     source = reload(acme, source)
+    assert source.last_report is not None
     assert source.last_status == "succeeded" and source.last_report["added"] == 1
     assert site.requests["/"] == 1
     listing = owner.get("/admin/corpus/websource/").content.decode()
@@ -137,7 +138,7 @@ def test_a_scheduled_source_chains_its_runs_on_the_worker_with_run_after(
             result = websync_task_run(tenant_id=acme.tenant.id, source_id=source.pk, due=due.isoformat())
         assert result["added"] == 1
         after = reload(acme, source)
-        assert after.last_status == "succeeded"
+        assert after.last_status == "succeeded" and after.next_run_at is not None
         assert dt.timedelta(hours=23) < after.next_run_at - timezone.now() <= dt.timedelta(days=1)
         assert [r.run_after for r in queued_for(source)] == [due, after.next_run_at]
         # The worker `make run` starts (db_worker) takes only tasks whose run_after has passed.

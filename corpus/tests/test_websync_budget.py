@@ -175,7 +175,7 @@ def test_a_50_by_50000_sitemap_index_is_read_only_up_to_the_runs_budget(
     assert report.fetched == fetched > 0
     assert report.skipped_count == budget["urls_read"] - fetched
     assert report.skipped_without_row == report.skipped_count - (rows - fetched) > 900
-    assert source.last_report["skipped_count"] == report.skipped_count
+    assert source.last_report is not None and source.last_report["skipped_count"] == report.skipped_count
     assert len(report.as_dict()["skipped"]) <= 500
 
 

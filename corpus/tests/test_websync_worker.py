@@ -50,6 +50,7 @@ def test_the_worker_runs_a_scheduled_sync_and_the_next_waits(django_db_setup: An
             after = WebSource.objects.get(tenant=tenant, pk=source.pk)
         waiting = [r for r in DBTaskResult.objects.filter(task_path=websync_task.module_path, status="READY")
                    if r.args_kwargs["kwargs"].get("source_id") == source.pk]
+    assert after.last_report is not None and after.next_run_at is not None, after.last_error
     assert after.last_status == "succeeded" and after.last_report["added"] == 1, after.last_error
     assert dt.timedelta(hours=23) < after.next_run_at - timezone.now() <= dt.timedelta(days=1)
     assert [r.run_after for r in waiting] == [after.next_run_at]

@@ -35,11 +35,11 @@ def robots_from(status: int | None, body: bytes) -> RobotFileParser:
     forbidden (401/403) disallows all, the conservative reading of RFC 9309."""
     robots = RobotFileParser()
     if status is not None and status in (401, 403):
-        robots.disallow_all = True
+        robots.disallow_all = True  # type: ignore[attr-defined]  # urllib's own flag (RobotFileParser.read sets it), absent from typeshed
     elif status is not None and 400 <= status < 500:
-        robots.allow_all = True
+        robots.allow_all = True  # type: ignore[attr-defined]  # urllib's own flag (RobotFileParser.read sets it), absent from typeshed
     elif status is None or status >= 300:
-        robots.disallow_all = True
+        robots.disallow_all = True  # type: ignore[attr-defined]  # urllib's own flag (RobotFileParser.read sets it), absent from typeshed
     else:
         robots.parse(body.decode("utf-8", "replace").splitlines())
     return robots
@@ -65,7 +65,8 @@ class SitemapReader:
     entity expansion bombs and ElementTree never fetches external entities."""
 
     def __init__(self) -> None:
-        self._parser = ElementTree.XMLPullParser(events=("start", "end"))
+        self._parser: ElementTree.XMLPullParser[ElementTree.Element] = ElementTree.XMLPullParser(
+            events=("start", "end"))
         self._root: ElementTree.Element | None = None
         self.entries = 0
 
@@ -89,7 +90,11 @@ class SitemapReader:
         yield from self._read()
 
     def _read(self) -> Iterator[str]:
-        for event, element in self._parser.read_events():
+        for item in self._parser.read_events():
+            # Only start and end were asked for: every event is (name, element).
+            if len(item) != 2 or not isinstance(item[1], ElementTree.Element):
+                continue
+            event, element = item[0], item[1]
             if self._root is None:
                 self._root = element
             if event != "end":

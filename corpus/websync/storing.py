@@ -58,10 +58,10 @@ def ingest_fetched(*, tenant: Tenant, source: WebSource, state: RunState, encode
                                   origin=DocumentOrigin(kind=Document.Origin.WEBSITE, refs=refs,
                                                         fetched_at=timezone.now()))
         report.added, report.changed, report.unchanged = result.added, result.changed, result.unchanged
-        for path, reason in result.failed:
-            outcome = chosen.get(refs.get(path.split("#", 1)[0], ""))
-            if outcome is not None:
-                _fail(state, outcome, reason)
+        for failed_path, reason in result.failed:
+            failed = chosen.get(refs.get(failed_path.split("#", 1)[0], ""))
+            if failed is not None:
+                _fail(state, failed, reason)
     canonicals = {o.canonical for o in state.outcomes.values() if o.canonical and o.status in LIVE}
     slugs = {c: crawl.slug_path(c) for c in canonicals}
     found = store.find_documents(tenant=tenant, refs=[("doc", s) for s in slugs.values()], audience_ids=None)

@@ -22,7 +22,7 @@ from corpus.websync.sync import websync_run
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
-INTERVALS = {WebSource.Schedule.DAILY: dt.timedelta(days=1), WebSource.Schedule.WEEKLY: dt.timedelta(days=7)}
+INTERVALS: dict[str, dt.timedelta] = {WebSource.Schedule.DAILY: dt.timedelta(days=1), WebSource.Schedule.WEEKLY: dt.timedelta(days=7)}
 
 
 @task()
@@ -51,7 +51,7 @@ def websync_schedule(*, tenant: Tenant, source_id: int, start: dt.datetime | Non
     a manual source or a backend that cannot run a task later."""
     with tenant_context(tenant.id):
         source = WebSource.objects.filter(tenant=tenant, pk=source_id).first()
-        interval = INTERVALS.get(source.schedule) if source is not None else None  # type: ignore[call-overload]
+        interval = INTERVALS.get(source.schedule) if source is not None else None
         when = None
         if interval is not None and default_task_backend.supports_defer:
             when = start or timezone.now() + interval

@@ -92,6 +92,7 @@ def test_runs_are_stored_shown_in_the_admin_and_deterministic(demo_corpus: Any, 
 
     with staff_tenant_context([Tenant.objects.get(slug="paylane").id]):
         run = EvalRun.objects.order_by("-id").first()
+    assert run is not None
     page = client.get(f"/admin/evaluation/evalrun/{run.pk}/change/")
     assert page.status_code == 200 and b"recall at k per arm" in page.content and b"d-1" in page.content
 

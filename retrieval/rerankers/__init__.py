@@ -50,4 +50,4 @@ def get_reranker(name: str) -> Reranker:
         dotted = settings.RERANKERS[name]
     except KeyError as exc:
         raise ValueError(f"unknown reranker {name!r}; known: {', '.join(sorted(settings.RERANKERS))}") from exc
-    return import_string(dotted)()  # type: ignore[no-any-return]
+    return import_string(dotted)()

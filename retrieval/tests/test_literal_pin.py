@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 
 from retrieval.legs import Bm25Stats, QueryTerms
-from retrieval.search import Candidate, pin_rare_literals, search
+from retrieval.search import Candidate, SearchResult, pin_rare_literals, search
 from retrieval.tests.conftest import RetrievalWorld
 from tenants.scope import TenantScope
 
@@ -81,8 +81,8 @@ def test_search_pins_the_chunk_that_holds_a_quoted_code(retrieval_world: Retriev
     with override_settings(RETRIEVAL_LITERAL_PIN_MAX_DF=0):
         plain = search(scope=scope, query=question, ts_config="english", k=5)
 
-    def first_holder(result: object) -> int:
-        held = [i for i, c in enumerate(result.candidates) if "=e1043" in c.matched_terms]  # type: ignore[attr-defined]
+    def first_holder(result: SearchResult) -> int:
+        held = [i for i, c in enumerate(result.candidates) if "=e1043" in c.matched_terms]
         return held[0] if held else 99
 
     assert first_holder(pinned) <= 1 < first_holder(plain)

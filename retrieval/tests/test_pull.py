@@ -53,6 +53,11 @@ def test_a_question_of_many_invented_words_costs_no_encode_per_word(demo_corpus:
     question = "Does the " + " ".join(f"zq{i}xv" for i in range(20)) + " work with refunds?"
     calls: list[int] = []
     encoder = pull.get_encoder()
-    monkeypatch.setattr(pull, "get_encoder", lambda: calls.append(1) or encoder)
+
+    def counted() -> Any:
+        calls.append(1)
+        return encoder
+
+    monkeypatch.setattr(pull, "get_encoder", counted)
     assert _pull("paylane", question) is None
     assert calls == []

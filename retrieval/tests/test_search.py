@@ -9,7 +9,7 @@ from django.test import override_settings
 
 from retrieval.legs import Bm25Stats, query_terms
 from retrieval.querytext import is_when_word, written_names
-from retrieval.search import Candidate, query_coverage, search
+from retrieval.search import Candidate, SearchResult, query_coverage, search
 from retrieval.tests.conftest import RetrievalWorld
 from tenants.scope import TenantScope
 
@@ -18,8 +18,8 @@ def public(world: RetrievalWorld) -> TenantScope:
     return TenantScope(tenant_id=world.acme.tenant.id, audience_ids=(world.acme.public_id,))
 
 
-def slugs(result: object) -> list[str]:
-    return [c.slug for c in result.candidates]  # type: ignore[attr-defined]
+def slugs(result: SearchResult) -> list[str]:
+    return [c.slug for c in result.candidates]
 
 
 @pytest.mark.django_db

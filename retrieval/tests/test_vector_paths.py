@@ -4,6 +4,7 @@ neighbours (exact is the truth; HNSW on a small corpus must agree with it)."""
 from __future__ import annotations
 
 import pytest
+from pytest_django import Settings
 
 from corpus.embedding import get_encoder
 from retrieval.legs import choose_vector_path, vector_leg
@@ -47,7 +48,7 @@ def test_both_paths_return_the_same_neighbours(retrieval_world: RetrievalWorld) 
 
 
 @pytest.mark.django_db
-def test_below_the_exact_size_the_graph_is_not_used(retrieval_world: RetrievalWorld, settings: object) -> None:
+def test_below_the_exact_size_the_graph_is_not_used(retrieval_world: RetrievalWorld, settings: Settings) -> None:
     """RETRIEVAL_VECTOR_EXACT_BELOW (0069, an eval arm, off by default): a scope smaller than it
     is scanned exactly even where the cost model would pick the graph."""
     from django.db import connection
@@ -64,5 +65,5 @@ def test_below_the_exact_size_the_graph_is_not_used(retrieval_world: RetrievalWo
 
     # 50,000 visible rows is a large share of any table: the cost model's choice is the graph.
     assert "hnsw" in statements(50_000) and "enable_indexscan" not in statements(50_000)
-    settings.RETRIEVAL_VECTOR_EXACT_BELOW = 60_000  # type: ignore[attr-defined]
+    settings.RETRIEVAL_VECTOR_EXACT_BELOW = 60_000
     assert "enable_indexscan" in statements(50_000) and "hnsw" not in statements(50_000)

@@ -32,8 +32,8 @@ def violations(schema: Schema) -> list[str]:
         elif column and (column not in table.not_null or column in table.identity):
             found.append(f"{name}: distribution column {column} must be NOT NULL and not an identity")
     for unique in sorted(schema.uniques, key=lambda u: (u.table, u.name)):
-        table = schema.tables.get(unique.table)
-        column = distribution_of(table) if table else None
+        owner = schema.tables.get(unique.table)
+        column = distribution_of(owner) if owner else None
         if column and column not in unique.columns:
             found.append(f"{unique.table}: unique {unique.name} {list(unique.columns)} lacks {column}")
     for key in sorted(schema.foreign_keys, key=lambda k: (k.table, k.name)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -22,7 +22,7 @@ SEQUENCE = "sequence"
 
 # pg_constraint.confdeltype: a NO ACTION, r RESTRICT, c CASCADE, n SET NULL, d SET DEFAULT.
 ON_DELETE_NAMES = {"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
-_COMPATIBLE_ON_DELETE = {
+_COMPATIBLE_ON_DELETE: dict[Callable[..., Any], set[str]] = {
     models.CASCADE: {"c"},
     models.SET_NULL: {"n"},
     models.SET_DEFAULT: {"d"},
@@ -221,22 +221,29 @@ def _compare_default(field: models.Field[Any, Any], column: Column) -> str | Non
     return f"column default {column.default} is never applied by the ORM, which writes {orm_value!r}"
 
 
+def _column_of(field: models.Field[Any, Any]) -> str:
+    assert field.column is not None, f"{field} has no column"  # only concrete fields are compared
+    return field.column
+
+
 def _compare_relation(field: models.Field[Any, Any], table: str, catalog: Catalog) -> list[Mismatch]:
-    refs = catalog.foreign_keys.get((table, field.column), [])
-    if not field.is_relation or field.related_model is None:
-        return [Mismatch(table, field.column, "foreign key",
+    name = _column_of(field)
+    refs = catalog.foreign_keys.get((table, name), [])
+    if not isinstance(field, models.ForeignObject) or field.related_model is None:
+        return [Mismatch(table, name, "foreign key",
                          f"plain model field, but the column references {r.ref_table}.{r.ref_column}") for r in refs]
-    target = (field.related_model._meta.db_table, field.target_field.column)
-    chain = _resolve(catalog, table, field.column, target)
+    target = (field.related_model._meta.db_table, _column_of(field.target_field))
+    chain = _resolve(catalog, table, name, target)
     if chain is None:
         found = ", ".join(f"{r.ref_table}.{r.ref_column}" for r in refs) or "nothing"
-        return [Mismatch(table, field.column, "foreign key",
+        return [Mismatch(table, name, "foreign key",
                          f"model references {target[0]}.{target[1]}, the column references {found}")]
     on_delete = field.remote_field.on_delete
+    assert on_delete is not None  # a foreign key's is required
     in_table = effective_on_delete(chain)
     if in_table in _COMPATIBLE_ON_DELETE.get(on_delete, set()):
         return []
-    return [Mismatch(table, field.column, "on_delete",
+    return [Mismatch(table, name, "on_delete",
                      f"model {on_delete.__name__}, database ON DELETE {ON_DELETE_NAMES[in_table]}")]
 
 
@@ -249,16 +256,17 @@ def compare_model(model: type[models.Model], catalog: Catalog,
     found: list[Mismatch] = []
     mirrored = set()
     for field in model._meta.concrete_fields:
-        mirrored.add(field.column)
-        column = columns.get(field.column)
+        name = _column_of(field)
+        mirrored.add(name)
+        column = columns.get(name)
         if column is None:
-            found.append(Mismatch(table, field.column, "column", "no such column"))
+            found.append(Mismatch(table, name, "column", "no such column"))
             continue
         for aspect, detail in (("type", _compare_type(field, column, connection)),
                                ("null", _compare_null(field, column)),
                                ("default", _compare_default(field, column))):
             if detail:
-                found.append(Mismatch(table, field.column, aspect, detail))
+                found.append(Mismatch(table, name, aspect, detail))
         found.extend(_compare_relation(field, table, catalog))
     for name, column in sorted(columns.items()):
         if name not in mirrored and not column.nullable and column.default is None:

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from conftest import Cast
@@ -22,7 +23,7 @@ def keys(acme: Cast, globex: Cast) -> tuple[ApiKey, ApiKey]:
     return a, g
 
 
-def _client(user: object) -> Client:
+def _client(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client

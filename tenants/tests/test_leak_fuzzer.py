@@ -20,7 +20,7 @@ import json
 import os
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from tenants.rls import tenant_context
 
 TENANTS = ("leak-a", "leak-b", "leak-c")
 AUDIENCES = ("public", "customer", "internal")
-READER_SETS = (("public",), ("public", "customer"), ("public", "customer", "internal"))
+READER_SETS: tuple[tuple[str, ...], ...] = (("public",), ("public", "customer"), ("public", "customer", "internal"))
 TOPICS = {
     "refunds": "Refunds are issued within {days} days of purchase; partial refunds apply to annual plans.",
     "webhooks": "Failed webhook deliveries are retried {days} times with exponential backoff.",
@@ -156,7 +156,7 @@ def scan(where: str, value: Any, forbidden: list[str]) -> None:
             raise Leak(f"{where}: canary {canary!r} leaked: …{text[max(0, lowered.index(canary.lower()) - 80):][:200]}…")
 
 
-def _without_asker_text(trace: dict[str, Any]) -> dict[str, Any]:
+def _without_asker_text(trace: Mapping[str, Any]) -> dict[str, Any]:
     """What a trace shows minus the fields that echo the asker's own words."""
     retrieval = dict(trace.get("retrieval") or {})
     for key in ("query", "lexemes", "exact_terms"):

@@ -179,7 +179,8 @@ def _ids(world: ConsoleWorld) -> dict[str, list[int]]:
     for tenant in world.tenants.values():
         with rls_transaction(tenant_id=tenant.id, all_audiences=True):
             for name, model in surfaces().items():
-                rows = model.objects.filter(pk=tenant.pk) if model is Tenant else model.objects.filter(tenant=tenant)
+                manager = model._default_manager  # `objects`: no model here declares another manager
+                rows = manager.filter(pk=tenant.pk) if model is Tenant else manager.filter(tenant=tenant)
                 found.setdefault(name, []).extend(rows.values_list("pk", flat=True))
     return found
 

@@ -36,7 +36,7 @@ def test_reserved_parameters_and_settings_are_refused() -> None:
 
 def test_plain_strings_are_refused() -> None:
     with pytest.raises(FragmentRejected):
-        ChunkQuery(select="c.id")  # type: ignore[arg-type]
+        ChunkQuery(select="c.id")  # type: ignore[arg-type]  # the wrong type on purpose: refused at run time
 
 
 def test_composed_statement_always_carries_the_weld() -> None:

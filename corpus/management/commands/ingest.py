@@ -34,9 +34,10 @@ class Command(BaseCommand):
             if created:
                 self.stdout.write(f"Created tenant {slug}.")
         else:
-            tenant = Tenant.objects.filter(slug=slug).first()
-            if tenant is None:
+            found = Tenant.objects.filter(slug=slug).first()
+            if found is None:
                 raise CommandError(f"tenant {slug!r} does not exist (add --create-tenant to create it)")
+            tenant = found
         try:
             report = ingest_paths(
                 tenant=tenant, paths=options["paths"], audience=options["audience"],

@@ -46,7 +46,7 @@ class Command(BaseCommand):
             for message in result.messages:
                 self.stdout.write(f"  note: {message}")
             if options["write_baseline"]:
-                self.stdout.write(f"  baseline written: {write_baseline(golden, result.metrics)}")  # type: ignore[attr-defined]
+                self.stdout.write(f"  baseline written: {write_baseline(golden, result.metrics)}")
             if not result.passed:
                 failed.append(path.name)
         if failed:
