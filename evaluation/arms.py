@@ -117,10 +117,10 @@ ARMS: dict[str, Arm] = {
     # Sentences scored with and without their heading path (docs/decisions/0057).
     "hybrid_extractive_headings": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "score"}),
     "hybrid_extractive_headings_off": Arm({"ANSWER_EXTRACTIVE_HEADINGS": "off"}),
-    "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.chunking.chunk_fixed_window"},
+    "naive_chunking": Arm(index_name="naive", index_settings={"CORPUS_CHUNKER": "corpus.ingest.chunking.chunk_fixed_window"},
                           note="fixed windows of the same token budget, headings ignored"),
     "contextual_title": Arm(index_name="ctx-title",
-                            index_settings={"CORPUS_CONTEXTUALIZER": "corpus.contextual.title_and_summary"},
+                            index_settings={"CORPUS_CONTEXTUALIZER": "corpus.ingest.contextual.title_and_summary"},
                             note="provider-free blurb: document title and opening sentence"),
     "contextual_llm": Arm(index_name="ctx-llm",
                           index_settings={"CORPUS_CONTEXTUALIZER": "answering.pipeline.contextualize.contextualize"},

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from answering.pipeline.extractive import extract_answer
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.search import Candidate
 
 MEMORY = "20.4. Resource Consumption > 20.4.1. Memory"

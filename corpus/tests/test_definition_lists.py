@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.chunking import chunk_sections
-from corpus.embedding import Encoder
+from corpus.ingest.chunking import chunk_sections
+from corpus.encoders.embedding import Encoder
 from corpus.parsers import ParsedDocument, ParseFailure, Section, SourceFile, fingerprint, html, markdown
 
 

@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from corpus.embedding import Encoder, get_encoder, model_path
+from corpus.encoders.embedding import Encoder, get_encoder, model_path
 from corpus.encoders.export import SAMPLE, ExportRefused, check_export, ensure_export
 from corpus.encoders.onnx_backend import OnnxBackend
 

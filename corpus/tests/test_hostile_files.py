@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.tests.helpers import documents, stored_chunks
 from corpus.tests.pdfs import assemble, make_pdf
 
@@ -108,7 +108,7 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
     import contextlib
     import time
 
-    from corpus import ingest, store
+    from corpus.ingest import flow, store
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -120,7 +120,7 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
 
     held: list[bool] = []
     locked = [False]
-    real_lock, real_parse = store.tenant_ingest_lock, ingest.parse_all
+    real_lock, real_parse = store.tenant_ingest_lock, flow.parse_all
 
     @contextlib.contextmanager
     def watched_lock(**kwargs: object):  # type: ignore[no-untyped-def]
@@ -136,7 +136,7 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
         return real_parse(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store, "tenant_ingest_lock", watched_lock)
-    monkeypatch.setattr(ingest, "parse_all", watched_parse)
+    monkeypatch.setattr(flow, "parse_all", watched_parse)
     started = time.perf_counter()
     report = ingest_paths(tenant=acme.tenant, paths=[folder], encoder=encoder)
     assert time.perf_counter() - started < 30

@@ -12,10 +12,10 @@ import pytest
 from psycopg import sql
 
 from answering.tests.fake_provider import fake_provider
-from corpus.chunking import chunk_fixed_window
-from corpus.contextual import title_and_summary
-from corpus.embedding import get_encoder
-from corpus.reembed import reembed_tenant
+from corpus.ingest.chunking import chunk_fixed_window
+from corpus.ingest.contextual import title_and_summary
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.reembed import reembed_tenant
 from corpus.parsers import ParsedDocument, Section
 from evaluation.golden import load_golden
 from evaluation.locators import tenant_chunks

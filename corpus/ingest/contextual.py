@@ -4,7 +4,7 @@ Contextual retrieval prepends a situating blurb to each chunk before it is embed
 model-written blurb (answering.pipeline.contextualize) needs a provider; this one says only what the
 document itself says about what it is, so it can run offline and be measured as its own arm
 (docs/decisions/0022-contextual-blurbs.md). Plug in with
-CORPUS_CONTEXTUALIZER = "corpus.contextual.title_and_summary".
+CORPUS_CONTEXTUALIZER = "corpus.ingest.contextual.title_and_summary".
 """
 
 from __future__ import annotations

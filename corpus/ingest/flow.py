@@ -21,22 +21,23 @@ from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
-from corpus import sitebuild, store, token_states
-from corpus.chunking import ChunkDraft, chunk_sections
-from corpus.embedding import Encoder, get_encoder
-from corpus.language import index_keys_version
-from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
+from corpus.encoders import token_states
+from corpus.encoders.embedding import Encoder, get_encoder
+from corpus.ingest import sitebuild, store
+from corpus.ingest.chunking import ChunkDraft, chunk_sections
+from corpus.ingest.manifest import MANIFEST_NAME, Conflict, load_manifest
+from corpus.ingest.origin import COMMAND, DocumentOrigin
+from corpus.ingest.rights import OPERATOR, Writer
+from corpus.language.keys import index_keys_version
+from corpus.models import Document
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
 from corpus.parsers.budget import INTERNAL as INTERNAL_PARSER_ERROR
-from corpus.models import Document
-from corpus.origin import COMMAND, DocumentOrigin
-from corpus.rights import OPERATOR, Writer
 from tenants.models import Audience, Tenant
 
 SOURCE_TYPES = ("doc", "changelog", "ticket", "pdf")
 INDEX_LAYOUT = "exact-terms-1"
 # The live chunker adds nothing to the fingerprint, so existing indexes stay unchanged.
-DEFAULT_CHUNKER = "corpus.chunking.chunk_sections"
+DEFAULT_CHUNKER = "corpus.ingest.chunking.chunk_sections"
 
 
 @dataclass
