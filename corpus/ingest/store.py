@@ -75,7 +75,8 @@ def stored_states(*, tenant: Tenant, source_type: str, slugs: Sequence[str]) -> 
 
 @dataclass(frozen=True)
 class DocumentWrite:
-    """One parsed document and its chunks, ready to be stored."""
+    """One parsed document and its chunks, ready to be stored: what the flow plans to write
+    (flow._plan; its blurbs added by the contextualizer) is what write_documents takes."""
 
     parsed: ParsedDocument
     audience_id: int
