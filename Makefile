@@ -148,7 +148,7 @@ pgdocs-eval-indexing: pgdocs
 
 # The second developer corpus: Django 3.2's documentation as Sphinx HTML (Debian package
 # python-django-doc), tenant djangodocs. The build's assets (_static/, _sources/, _images/,
-# _modules/, search and index pages) are skipped with their reason (corpus/sitebuild.py).
+# _modules/, search and index pages) are skipped with their reason (corpus/ingest/sitebuild.py).
 DJANGODOCS := /usr/share/doc/python-django-doc/html
 djangodocs-install:
 	@test -d $(DJANGODOCS) || { command -v apt-get >/dev/null && \

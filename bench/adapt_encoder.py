@@ -35,7 +35,7 @@ import torch  # noqa: E402
 from psycopg import sql  # noqa: E402
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
 
-from corpus.embedding import model_path  # noqa: E402
+from corpus.encoders.embedding import model_path  # noqa: E402
 from tenants.models import Audience, Tenant  # noqa: E402
 from tenants.scope import ChunkQuery, TenantScope  # noqa: E402
 

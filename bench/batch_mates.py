@@ -43,7 +43,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "batch-mates.json")
     args = parser.parse_args()
     setup()
-    from corpus.embedding import model_path
+    from corpus.encoders.embedding import model_path
     from corpus.encoders import load_backend
 
     texts = manual_chunks(args.chunks)

@@ -98,9 +98,9 @@ async def load(url: str, key: str, qs: list[str], clients: int, seconds: float, 
 
 def encode_tenant_with(tenant: object, backend: str) -> None:
     """Give the tenant's vectors to `backend`, so the server of that backend searches its own."""
-    from corpus.embedding import Encoder, get_encoder, model_path
+    from corpus.encoders.embedding import Encoder, get_encoder, model_path
     from corpus.encoders import load_backend
-    from corpus.reembed import reembed_tenant
+    from corpus.ingest.reembed import reembed_tenant
 
     configured = get_encoder()
     encoder = configured if configured.backend.name == backend else Encoder(
@@ -170,7 +170,7 @@ def main() -> int:
         demo_load()
     tenant = Tenant.objects.get(slug="paylane")
     if not args.backends:
-        from corpus.reembed import reembed_tenant
+        from corpus.ingest.reembed import reembed_tenant
 
         # What `make run` does first (reembed --all): a tenant stored before this encoder or
         # without token states (0063) is brought up to date, so the run measures today's product.

@@ -47,9 +47,9 @@ def setup() -> None:
 def manual_chunks(count: int) -> list[str]:
     from django.conf import settings
 
-    from corpus.chunking import chunk_sections
-    from corpus.embedding import get_encoder
-    from corpus.ingest import collect_files, parse_all
+    from corpus.ingest.chunking import chunk_sections
+    from corpus.encoders.embedding import get_encoder
+    from corpus.ingest.flow import collect_files, parse_all
     from corpus.parsers import ParsedDocument
 
     files, *_ = collect_files([MANUAL])
@@ -78,7 +78,7 @@ def worker(backend: str, texts_path: Path, vectors_path: Path) -> dict[str, obje
     setup()
     from django.conf import settings
 
-    from corpus.embedding import get_encoder
+    from corpus.encoders.embedding import get_encoder
 
     texts = json.loads(texts_path.read_text())
     t0 = time.perf_counter()

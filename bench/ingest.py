@@ -31,8 +31,8 @@ def main() -> int:
     from django.conf import settings
     from psycopg import sql
 
-    from corpus.embedding import get_encoder
-    from corpus.ingest import ingest_paths
+    from corpus.encoders.embedding import get_encoder
+    from corpus.ingest.flow import ingest_paths
     from tenants import actions
     from tenants.scope import ChunkQuery, TenantScope
 

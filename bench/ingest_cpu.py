@@ -117,8 +117,8 @@ def main() -> int:
     start_django(own_database=False, migrate=False)
     from django.db import connection, connections
 
-    import corpus.ingest as ingest_module
-    from corpus.embedding import Encoder, get_encoder
+    import corpus.ingest.flow as ingest_module
+    from corpus.encoders.embedding import Encoder, get_encoder
     from tenants import actions
 
     postmaster = int((Path(connections["default"].settings_dict["HOST"]) / "postmaster.pid").read_text().split()[0])

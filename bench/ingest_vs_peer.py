@@ -81,8 +81,8 @@ def pages_folder(*, folder: Path, limit: int | None) -> tuple[Path, int]:
 def answerdesk_half(*, folder: Path) -> tuple[dict[str, Any], Any]:
     """Ingest `folder` into a fresh tenant with the model already warm; returns the
     measurements and the tenant (for removal)."""
-    from corpus.embedding import get_encoder
-    from corpus.ingest import ingest_paths
+    from corpus.encoders.embedding import get_encoder
+    from corpus.ingest.flow import ingest_paths
     from tenants import actions
 
     encoder = get_encoder()
@@ -153,7 +153,7 @@ def main() -> int:
     start_django(own_database=True, migrate=True)
     from django.conf import settings
 
-    from corpus.embedding import model_path
+    from corpus.encoders.embedding import model_path
 
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     folder, pages = pages_folder(folder=args.folder, limit=args.limit)

@@ -26,7 +26,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from corpus.embedding import get_encoder  # noqa: E402
+from corpus.encoders.embedding import get_encoder  # noqa: E402
 from evaluation.golden import load_golden  # noqa: E402
 from evaluation.locators import tenant_chunks  # noqa: E402
 from retrieval.fusion import reciprocal_rank_fusion  # noqa: E402

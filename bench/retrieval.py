@@ -85,9 +85,9 @@ def main() -> int:
     from tenants.models import Tenant
     from tenants.scope import ChunkQuery, TenantScope
     from tenants.writer import ChunkRow, ChunkWriter
-    from corpus.terms import exact_terms
-    from corpus.embedding import get_encoder
-    from corpus.token_states import pack
+    from corpus.language.terms import exact_terms
+    from corpus.encoders.embedding import get_encoder
+    from corpus.encoders.token_states import pack
 
     call_command("migrate", verbosity=0)
     rng = np.random.default_rng(7)

@@ -59,7 +59,7 @@ class WordVectors:
         self.cache: dict[str, np.ndarray] = {}
 
     def of(self, words: Sequence[str]) -> np.ndarray:
-        from corpus.embedding import get_encoder
+        from corpus.encoders.embedding import get_encoder
 
         new = sorted({w for w in words if w not in self.cache})
         if new:
@@ -69,7 +69,7 @@ class WordVectors:
 
 
 def case_terms(scope: Any, tenant: Any, query: str, words: WordVectors) -> tuple[float, list[dict[str, Any]]]:
-    from corpus.embedding import get_encoder
+    from corpus.encoders.embedding import get_encoder
     from django.conf import settings
     from retrieval.rerankers.stored import stored_token_states
     from retrieval.search import search

@@ -55,7 +55,7 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 
 def case_terms(scope: Any, tenant: Any, query: str) -> tuple[float, float, list[dict[str, Any]]]:
-    from corpus.embedding import get_encoder
+    from corpus.encoders.embedding import get_encoder
     from django.conf import settings
     from retrieval.legs import bm25_stats
     from retrieval.pull import lexeme_spans, without_spans

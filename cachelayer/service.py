@@ -33,7 +33,7 @@ from django.db import OperationalError
 from django.utils import timezone
 from psycopg import errors as pg_errors
 
-from corpus.embedding import vector_literal as vector_text
+from corpus.encoders.embedding import vector_literal as vector_text
 from tenants.rls import rls_transaction, set_local
 from tenants.scope import TenantScope
 

@@ -28,7 +28,7 @@ from ninja.security import APIKeyHeader, HttpBearer
 from answering.api.rest import router as answers_router
 from answering.api.openai_chat import router as openai_router
 from config.health import health_body
-from corpus.api import router as documents_router
+from corpus.api.uploads import router as documents_router
 from tenants.apierrors import ApiError, NotFound, RateLimited, UnsupportedMediaType
 from tenants.apikeys import KeyPrincipal, address_rate_limit, api_key_authenticate, key_rate_limit
 from tenants.ratelimit import client_address

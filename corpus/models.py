@@ -14,7 +14,7 @@ from tenants.models import Audience, LogMirror, Mirror, Tenant
 
 class Document(Mirror):
     """One source file, changelog entry or ticket of a tenant, readable by one audience; its
-    chunks (raw SQL only, corpus/store.py) are what search reads."""
+    chunks (raw SQL only, corpus/ingest/store.py) are what search reads."""
 
     class SourceType(models.TextChoices):
         DOC = "doc", "Documentation"
@@ -68,7 +68,7 @@ class Document(Mirror):
 
 
 class IngestJob(LogMirror):
-    """An upload waiting for, or done with, the background ingest (corpus.jobs)."""
+    """An upload waiting for, or done with, the background ingest (corpus.sources.jobs)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -101,7 +101,7 @@ class IngestJob(LogMirror):
 
 
 class WebSource(LogMirror):
-    """A website a tenant syncs its documents from (corpus.websync, docs/decisions/0055)."""
+    """A website a tenant syncs its documents from (corpus.sources.websync, docs/decisions/0055)."""
 
     class Kind(models.TextChoices):
         START = "start", "Start URL (follow links on the same host)"

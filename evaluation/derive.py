@@ -22,7 +22,7 @@ from corpus.demo.declared import (
     tenant_folder,
     text_under,
 )
-from corpus.manifest import load_manifest
+from corpus.ingest.manifest import load_manifest
 from corpus.parsers import ParsedDocument
 from evaluation.golden import Case, GoldenSet
 from evaluation.golden import Locator as GoldenLocator

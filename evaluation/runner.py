@@ -19,8 +19,8 @@ from answering.models import Trace
 from answering.pipeline.greetings import match_greeting
 from answering.pipeline.flow import answer
 from answering.pipeline.flow import default_chain
-from corpus.embedding import get_encoder
-from corpus.store import refuse_mixed_encoder
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.store import refuse_mixed_encoder
 from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
 from evaluation.intervals import report_intervals

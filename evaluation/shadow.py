@@ -19,11 +19,11 @@ from typing import Any
 from django.conf import settings
 from django.test.utils import override_settings
 
-from corpus.embedding import get_encoder
-from corpus.ingest import ingest_paths
-from corpus.manifest import MANIFEST_NAME
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.manifest import MANIFEST_NAME
 from corpus.models import Document
-from corpus.reembed import reembed_tenant
+from corpus.ingest.reembed import reembed_tenant
 from tenants.actions import tenant_get_or_create
 from tenants.models import Tenant
 from tenants.rls import rls_transaction

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from tenants.scope import ChunkQuery, TenantScope
 
 PSEUDO_QUERIES = 256

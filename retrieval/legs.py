@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
-from corpus.embedding import vector_literal as vector_text
-from corpus.language import WeightedKey, dictionary_lemma, question_keys, scheme_for, words
-from corpus.terms import exact_terms
+from corpus.encoders.embedding import vector_literal as vector_text
+from corpus.language.keys import WeightedKey, dictionary_lemma, question_keys, scheme_for, words
+from corpus.language.terms import exact_terms
 from retrieval.querytext import clean_query, written_names, written_words
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -35,7 +35,7 @@ class LegHit:
 class QueryTerms:
     lexemes: tuple[str, ...]  # stemmed with the tenant's text search configuration
     exact: tuple[str, ...]  # whole identifiers, `=`-prefixed
-    # A language keyed in Python (corpus/language.py): each question word's candidate keys,
+    # A language keyed in Python (corpus/language/keys.py): each question word's candidate keys,
     # narrowed by select_keys to those the asker's chunks hold, and each key's weight.
     groups: tuple[tuple[WeightedKey, ...], ...] = ()
     weights: Mapping[str, float] = field(default_factory=dict)

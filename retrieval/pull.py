@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.db import connection
 from psycopg import sql
 
-from corpus.embedding import get_encoder, vector_literal
+from corpus.encoders.embedding import get_encoder, vector_literal
 from retrieval.search import Candidate, SearchResult, counts_for_coverage
 from tenants.scope import ChunkQuery, TenantScope
 

@@ -19,8 +19,8 @@ import numpy as np
 from django.conf import settings
 from psycopg import sql
 
-from corpus.embedding import encoder_reads, get_encoder
-from corpus.origin import source_url
+from corpus.encoders.embedding import encoder_reads, get_encoder
+from corpus.ingest.origin import source_url
 from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
@@ -67,7 +67,7 @@ class Candidate(ChunkRef):
     rerank_logit: float | None = None
     rerank_probability: float | None = None
     origin: str = ""  # how the document arrived (corpus.models.Document.Origin)
-    url: str = ""  # a website page's address (corpus.origin.source_url), else empty
+    url: str = ""  # a website page's address (corpus.ingest.origin.source_url), else empty
     pinned: bool = False  # moved up for a rare quoted literal (docs/decisions/0059)
 
     @property
@@ -248,7 +248,7 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
     terms = query_terms(query, ts_config=ts_config, language=language)
     stats = bm25_stats(scope, terms.all)
     keyed = bool(terms.groups)
-    if keyed:  # Python-computed keys (corpus/language.py): keep each word's keys that occur
+    if keyed:  # Python-computed keys (corpus/language/keys.py): keep each word's keys that occur
         terms = select_keys(terms, stats.df)
     parts: list[Correction] = []
     unknown = [t for t in terms.lexemes if not stats.df.get(t)]
@@ -428,7 +428,7 @@ def pin_rare_literals(candidates: list[Candidate], terms: QueryTerms, stats: Bm2
 
 def _is_literal(term: str) -> bool:
     """A code or a name (`=23505`, `=work_mem`, `=os.path.join`), not a hyphenated word of
-    prose (`=built-in`, `=full-text`), which corpus.terms also keeps whole."""
+    prose (`=built-in`, `=full-text`), which corpus.language.terms also keeps whole."""
     return any(ch.isdigit() or ch in "_." for ch in term)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from corpus.language import NAMESPACE_MARK, dictionary_lemma
+from corpus.language.keys import NAMESPACE_MARK, dictionary_lemma
 from tenants.scope import TenantScope
 
 _MIN_LENGTH = 4
@@ -34,13 +34,13 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
     corrected: list[str] = []
     corrections: list[Correction] = []
     for term in lexemes:
-        # A stem, folded or prefix key (corpus/language.py) is never corrected; its word's lemma is.
+        # A stem, folded or prefix key (corpus/language/keys.py) is never corrected; its word's lemma is.
         if (df.get(term, 0) > 0 or len(term) < _MIN_LENGTH or any(ch.isdigit() for ch in term)
                 or term in names or term.startswith(NAMESPACE_MARK)):
             corrected.append(term)
             continue
         candidates = scope.similar_terms(term, limit=1, threshold=settings.RETRIEVAL_TYPO_SIMILARITY_MIN)
-        # Never to an exact identifier, nor to a stem, folded or prefix key (corpus/language.py).
+        # Never to an exact identifier, nor to a stem, folded or prefix key (corpus/language/keys.py).
         if candidates and not candidates[0][0].startswith(("=", NAMESPACE_MARK)):
             found, similarity, _ = candidates[0]
             corrections.append(Correction(term, found, round(similarity, 3)))

@@ -36,7 +36,7 @@ class Tenant(Mirror):
     # A PostgreSQL text search configuration name (english, simple, german, ...).
     text_search_config = models.CharField(max_length=63, default="english")
     # The language of its documents and its chat page (en, cs, …). For a language PostgreSQL
-    # cannot stem, ingest and questions compute keys in Python (corpus/language.py).
+    # cannot stem, ingest and questions compute keys in Python (corpus/language/keys.py).
     language = models.CharField(max_length=16, default="en")
     # NULL: the ANSWER_DAILY_SPEND_CAP_USD setting (answering/providers/spend.py).
     daily_spend_cap_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)

@@ -1,7 +1,7 @@
 """Which addresses the server may connect to on someone else's say-so: global unicast only.
 
 Used wherever a tenant names a host the server then reaches (webhook targets in
-answering.handoff.targets, website sources in corpus.websync.fetch), so there is one rule to
+answering.handoff.targets, website sources in corpus.sources.websync.fetch), so there is one rule to
 get right. It lives on the ground floor because both apps import it; it imports the standard
 library only.
 

@@ -37,8 +37,8 @@ class ChunkRow:
     contested: bool = False
     context_blurb: str = ""
     exact_terms: Sequence[str] = ()
-    language_keys: str | None = None  # a tsvector literal (corpus/language.py); None: ts_config's
-    token_states: bytes | None = None  # corpus/token_states.py's packed rows; None: not stored
+    language_keys: str | None = None  # a tsvector literal (corpus/language/keys.py); None: ts_config's
+    token_states: bytes | None = None  # corpus/encoders/token_states.py's packed rows; None: not stored
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class ChunkColumns:
     exact_terms: Sequence[Sequence[str]]
     # Per row a tsvector literal of Python-computed keys, or None (empty: None for every row).
     language_keys: Sequence[str | None] = ()
-    # Per row the packed token states (corpus/token_states.py), or None (empty: None for every row).
+    # Per row the packed token states (corpus/encoders/token_states.py), or None (empty: None for every row).
     token_states: Sequence[bytes | None] = ()
 
     @classmethod
@@ -231,7 +231,7 @@ class ChunkWriter:
         """Add (+1) or remove (-1) these documents' live chunks to the BM25 statistics.
 
         Runs in the writer's transaction, so text and statistics never disagree; ingests of a
-        tenant are serialised (corpus.store.tenant_ingest_lock), so increments never race.
+        tenant are serialised (corpus.ingest.store.tenant_ingest_lock), so increments never race.
         """
         params = {"t": self.tenant_id, "d": list(document_ids)}
         names = {"chunk": sql.Identifier(CHUNK_TABLE), "terms": sql.Identifier(TERM_STATS_TABLE),
@@ -290,7 +290,7 @@ def _stale(want_states: bool) -> sql.Composable:
 
 
 def configured_encoder() -> str:
-    """The encoder whose vectors this process writes: the one corpus.embedding loads from the
+    """The encoder whose vectors this process writes: the one corpus.encoders.embedding loads from the
     same settings (its `encoder_identity`); every row records it, so a tenant's vectors never
     silently come from two encoders (docs/decisions/0047)."""
     return f"{settings.EMBEDDING_MODEL_NAME}:{settings.EMBEDDING_BACKEND}"

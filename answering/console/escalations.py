@@ -17,7 +17,7 @@ from django.utils import timezone
 from answering.handoff import events
 from answering.handoff.followups import message_add
 from answering.models import Escalation, EscalationMessage, Trace
-from corpus.jobs import ingest_job_create
+from corpus.sources.jobs import ingest_job_create
 from corpus.models import IngestJob
 from tenants.models import Audience
 from tenants.staff import member_audience_slugs
@@ -143,7 +143,7 @@ def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
 def escalation_to_document(*, escalation: Escalation, user: Any, audience: str | None = None) -> IngestJob:
     """Queue the resolved question and its note as a ticket document through the upload path.
 
-    The same ingest job an upload makes (corpus.jobs), so the agent watches it in the jobs
+    The same ingest job an upload makes (corpus.sources.jobs), so the agent watches it in the jobs
     list and the document is chunked, embedded and invalidates the cache like any other.
     Re-sending replaces the ticket (its slug is the escalation's), never duplicates it.
     """

@@ -15,7 +15,7 @@ import numpy as np
 from django.conf import settings
 
 from answering.pipeline.drafts import Draft
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.search import Candidate, ChunkRef
 
 # A citation marker: "[n]", n a document number in the model's reply, a chunk id in a draft, a source number

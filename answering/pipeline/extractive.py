@@ -22,9 +22,9 @@ from django.conf import settings
 
 from answering.pipeline.drafts import Draft
 from answering.pipeline.listings import enclosing_listing, inside_listing, is_code, is_fragment, listing_after
-from corpus.chunking import HEADING_SEPARATOR
-from corpus.embedding import get_encoder
-from corpus.terms import exact_terms
+from corpus.ingest.chunking import HEADING_SEPARATOR
+from corpus.encoders.embedding import get_encoder
+from corpus.language.terms import exact_terms
 from retrieval.search import Candidate
 
 # A sentence ends before a capital (Czech ones too: "Čekáte-li…"), a digit or a quote.

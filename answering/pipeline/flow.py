@@ -36,7 +36,7 @@ from answering.pipeline.rewriting import Rewrite, rewrite_query
 from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from cachelayer import service as cache
-from corpus.embedding import encoder_reads, get_encoder
+from corpus.encoders.embedding import encoder_reads, get_encoder
 from retrieval.pull import LackingPull, lacking_word_pull
 from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant

@@ -20,7 +20,7 @@ from answering.console.stats import answer_stats
 from answering.tests.console_data import candidate, escalation_make, staff_client
 from cachelayer import service as cache
 from cachelayer.models import CacheEntry
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from evaluation.runner import eval_run_store
 from tenants.rls import rls_transaction, staff_tenant_context, tenant_context
 

@@ -14,7 +14,7 @@ from answering.console import escalations
 from answering.models import Escalation
 from answering.pipeline.flow import answer
 from answering.tests.console_data import escalation_make
-from corpus.jobs import ingest_job_run
+from corpus.sources.jobs import ingest_job_run
 from corpus.models import Document, IngestJob
 from tenants.rls import rls_transaction, tenant_context
 

@@ -9,8 +9,8 @@ import pytest
 
 from answering.tests.console_data import candidate, trace_make
 from answering.console.triage import triage_counts, triage_traces, trace_triage
-from corpus import store
-from corpus.ingest import ingest_paths
+from corpus.ingest import store
+from corpus.ingest.flow import ingest_paths
 from corpus.models import Document
 from tenants.rls import rls_transaction
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from answering.pipeline.extractive import extract_answer
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.search import Candidate
 
 MEMORY = "20.4. Resource Consumption > 20.4.1. Memory"

@@ -69,7 +69,7 @@ def test_the_boundary_is_new_for_every_request_and_named_by_the_system_prompt() 
 
 @pytest.fixture
 def hostile_tenant(db: Any, tmp_path: Path, demo_corpus: Any) -> Tenant:
-    from corpus.ingest import ingest_paths
+    from corpus.ingest.flow import ingest_paths
     from tenants import actions
 
     tenant, _ = actions.tenant_get_or_create(slug="injected-markup")

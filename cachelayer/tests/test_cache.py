@@ -18,10 +18,10 @@ from answering.providers.chain import ProviderChain
 from answering.tests.fake_provider import fake_provider
 from cachelayer import service as cache
 from cachelayer.models import CacheEntry
-from corpus.embedding import get_encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.models import Document
-from corpus.store import archive_documents
+from corpus.ingest.store import archive_documents
 from tenants import actions
 from tenants.models import Tenant
 from tenants.rls import staff_tenant_context, tenant_context

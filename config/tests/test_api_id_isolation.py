@@ -29,7 +29,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
-import corpus.api
+import corpus.api.uploads
 from answering.api.openai_messages import MODELS
 from answering.models import Trace
 from conftest import Cast
@@ -284,6 +284,6 @@ def test_forced_fail_a_jobs_lookup_by_tenant_alone_goes_red(world: World, monkey
     def tenant_only(*, tenant: Any, audiences: Any, job_id: int) -> IngestJob | None:
         return IngestJob.objects.filter(tenant=tenant, pk=job_id).first()
 
-    monkeypatch.setattr(corpus.api, "ingest_job_visible", tenant_only)
+    monkeypatch.setattr(corpus.api.uploads, "ingest_job_visible", tenant_only)
     with pytest.raises(IdLeak, match="internal object answered 200"):
         assert_isolated(world, IdTarget("/api/v1/jobs/{job_id}", "get", "job_id"))

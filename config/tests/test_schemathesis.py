@@ -51,7 +51,7 @@ another card or to contact their bank, then retry the payment.
 
 @pytest.fixture(scope="module")
 def target(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FuzzTarget]:
-    from corpus.ingest import ingest_paths
+    from corpus.ingest.flow import ingest_paths
     from tenants import actions
 
     slug = f"fuzz-{uuid.uuid4().hex[:8]}"

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from corpus.ingest import collect_files, parse_all
+from corpus.ingest.flow import collect_files, parse_all
 from corpus.parsers import ParsedDocument
 
 DEMO_DIR = Path(__file__).resolve().parent

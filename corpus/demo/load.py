@@ -7,8 +7,8 @@ from collections.abc import Callable
 import yaml
 
 from corpus.demo.declared import DEMO_DIR, LANGUAGE_TENANTS, TENANTS, source_paths, tenant_folder
-from corpus.ingest import IngestReport, ingest_paths
-from corpus.manifest import MANIFEST_NAME
+from corpus.ingest.flow import IngestReport, ingest_paths
+from corpus.ingest.manifest import MANIFEST_NAME
 from tenants import actions
 from tenants.models import Tenant
 

@@ -1,9 +1,13 @@
-"""Encoder runtimes behind corpus.embedding: one module per backend, chosen by EMBEDDING_BACKEND.
+"""The encoder: the one per process (embedding.py), its runtimes, the token states it stores.
+
+embedding.py        the process's Encoder (get_encoder), its identity and vector literals
+token_states.py     a chunk's token states packed for the late-interaction reranker
+torch_backend.py, onnx_backend.py, export.py   the runtimes, chosen by EMBEDDING_BACKEND
 
 `torch` runs the bundled sentence-transformers model as it is; `onnx` and `onnx-int8` run an
 ONNX export of the same weights (export.py makes and checks it). Every backend returns
-unit-length mean-pooled vectors and per-token embeddings; nothing outside corpus.embedding
-imports this package. It imports nothing of the project but settings.
+unit-length mean-pooled vectors and per-token embeddings; product code outside this package
+encodes only through embedding.py's Encoder. It imports nothing of the project but settings.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ BACKENDS = ("torch", "onnx", "onnx-int8")
 class Backend(Protocol):
     name: str
     max_seq_length: int
-    hf_tokenizer: Any  # the transformers tokenizer; corpus.embedding copies its Rust core to count
+    hf_tokenizer: Any  # the transformers tokenizer; corpus.encoders.embedding copies its Rust core to count
 
     @property
     def dimension(self) -> int: ...

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.embedding import Encoder, get_encoder
+from corpus.encoders.embedding import Encoder, get_encoder
 
 
 @pytest.fixture(scope="session")
@@ -13,7 +13,7 @@ def encoder() -> Encoder:
 @pytest.fixture(scope="session")
 def other_encoder(encoder: Encoder) -> Encoder:
     """An encoder of the same model on another backend than the configured one."""
-    from corpus.embedding import model_path
+    from corpus.encoders.embedding import model_path
     from corpus.encoders import load_backend
 
     backend = load_backend("onnx-int8" if encoder.backend.name == "torch" else "torch", model_path())

@@ -12,9 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from answering.tests.console_data import staff_client
 from cachelayer import service as cache
-from corpus.embedding import get_encoder
-from corpus.ingest import ingest_paths
-from corpus.jobs import ingest_job_create
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.sources.jobs import ingest_job_create
 from corpus.models import Document, IngestJob
 from evaluation.runner import eval_run_store
 from tenants.rls import rls_transaction

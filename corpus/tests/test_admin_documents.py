@@ -14,10 +14,10 @@ from django.test import Client
 
 from answering.tests.console_data import staff_client
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
-from corpus.origin import COMMAND, DocumentOrigin
-from corpus.store import archive_documents, tag_contested
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.origin import COMMAND, DocumentOrigin
+from corpus.ingest.store import archive_documents, tag_contested
 from corpus.tests.helpers import documents
 from tenants import actions
 

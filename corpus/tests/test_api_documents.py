@@ -100,7 +100,7 @@ def test_bad_uploads_are_json_errors(acme: Cast, client: Client) -> None:
 
 @pytest.fixture
 def corpus_pages(acme: Cast, tmp_path: Path) -> dict[str, int]:
-    from corpus.ingest import ingest_paths
+    from corpus.ingest.flow import ingest_paths
 
     public, internal = tmp_path / "public", tmp_path / "internal"
     (public / "guides").mkdir(parents=True)
@@ -141,7 +141,7 @@ def test_the_list_is_paged_filtered_and_holds_only_the_keys_audiences(acme: Cast
 
 @pytest.mark.django_db
 def test_a_document_reads_with_its_state_and_origin(acme: Cast, corpus_pages: dict[str, int], client: Client) -> None:
-    from corpus.store import tag_contested
+    from corpus.ingest.store import tag_contested
 
     tag_contested(tenant=acme.tenant, document_ids=[corpus_pages["billing"]], match="invoices")
     body = client.get("/api/v1/documents/billing", headers=key(acme)).json()
@@ -187,7 +187,7 @@ def test_another_tenants_slug_and_an_audience_the_key_lacks_are_the_same_404(
 def test_two_types_sharing_a_slug_need_a_type_and_supersession_conflicts_are_409(
         acme: Cast, corpus_pages: dict[str, int], client: Client) -> None:
     from corpus.models import Document
-    from corpus.store import archive_documents
+    from corpus.ingest.store import archive_documents
     from tenants.writer import ChunkWriter
 
     billing = documents(acme.tenant)[("doc", "billing")]

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.tests.helpers import documents
 
 PAGE = """<!doctype html><html><head><title>{title} &#8212; Demo docs</title></head><body>

@@ -10,8 +10,8 @@ import pytest
 from psycopg import sql
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.tests.helpers import all_audiences, assert_statistics_match_chunks, chunk_counts, documents
 from tenants.scope import ChunkQuery, TenantScope
 from tenants.writer import ChunkWriter

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corpus.chunking import chunk_sections, enforce_limit, split_units, ChunkDraft
-from corpus.embedding import Encoder
+from corpus.ingest.chunking import chunk_sections, enforce_limit, split_units, ChunkDraft
+from corpus.encoders.embedding import Encoder
 from corpus.parsers import Section
 
 

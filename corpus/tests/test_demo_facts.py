@@ -17,7 +17,7 @@ import yaml
 from corpus.demo.declared import (
     DEMO_DIR, LANGUAGE_TENANTS, TENANTS, fact_problems, read_declared, read_documents, tenant_folder,
 )
-from corpus.manifest import load_manifest
+from corpus.ingest.manifest import load_manifest
 from evaluation.derive import golden_problems
 from evaluation.golden import load_golden
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from corpus.tests.helpers import documents, stored_chunks
 from tenants.models import Tenant
 

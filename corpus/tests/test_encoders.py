@@ -14,7 +14,7 @@ import pytest
 from pytest_django import Settings
 from onnx import TensorProto, helper, numpy_helper
 
-from corpus.embedding import Encoder, get_encoder, model_path
+from corpus.encoders.embedding import Encoder, get_encoder, model_path
 from corpus.encoders.export import SAMPLE, ExportRefused, check_export, ensure_export
 from corpus.encoders.onnx_backend import OnnxBackend
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.tests.helpers import documents, stored_chunks
 from corpus.tests.pdfs import assemble, make_pdf
 
@@ -110,7 +110,7 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
     import contextlib
     import time
 
-    from corpus import ingest, store
+    from corpus.ingest import flow, store
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -122,7 +122,7 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
 
     held: list[bool] = []
     locked = [False]
-    real_lock, real_parse = store.tenant_ingest_lock, ingest.parse_all
+    real_lock, real_parse = store.tenant_ingest_lock, flow.parse_all
 
     @contextlib.contextmanager
     def watched_lock(**kwargs: Any) -> Iterator[None]:
@@ -138,7 +138,7 @@ def test_stalling_files_fail_alone_and_parse_outside_the_tenant_lock(
         return real_parse(*args, **kwargs)
 
     monkeypatch.setattr(store, "tenant_ingest_lock", watched_lock)
-    monkeypatch.setattr(ingest, "parse_all", watched_parse)
+    monkeypatch.setattr(flow, "parse_all", watched_parse)
     started = time.perf_counter()
     report = ingest_paths(tenant=acme.tenant, paths=[folder], encoder=encoder)
     assert time.perf_counter() - started < 30

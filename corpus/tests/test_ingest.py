@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.tests.helpers import assert_statistics_match_chunks, chunk_counts, documents, stored_chunks
 from corpus.tests.pdfs import make_pdf
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from corpus import store
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.ingest import store
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.tests.helpers import documents, stored_chunks
 from tenants import actions
 from tenants.models import Tenant

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
 from conftest import Cast
-from corpus.jobs import UploadRejected, ingest_job_create
+from corpus.sources.jobs import UploadRejected, ingest_job_create
 from corpus.models import Document, IngestJob
 from corpus.tests.helpers import documents
 from tenants.rls import rls_transaction
@@ -43,7 +43,7 @@ def test_upload_runs_the_ingest_as_a_task(acme: Cast, tmp_path: Path, settings: 
 
 
 def test_safe_names_never_climb_out_of_the_job_folder() -> None:
-    from corpus.jobs import _safe_name
+    from corpus.sources.jobs import _safe_name
 
     assert _safe_name("../../etc/passwd") == "etc/passwd"
     assert _safe_name("guides\\win.md") == "guides/win.md"
@@ -137,7 +137,7 @@ def test_a_jobs_report_names_files_relative_to_the_upload(acme: Cast, tmp_path: 
 def test_a_report_stored_with_server_paths_is_shown_relative(acme: Cast, tmp_path: Path, settings: Any) -> None:
     """Jobs run before issue 45 kept the worker's paths: the API and the console show them relative
     too, whether the worker read the storage's directory (a space in it) or a temporary copy."""
-    from corpus.jobs import ingest_job_shown
+    from corpus.sources.jobs import ingest_job_shown
 
     settings.MEDIA_ROOT = str(tmp_path / "my media")
     folder = tmp_path / "my media" / "ingest" / "7-0123456789ab"

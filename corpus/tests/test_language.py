@@ -1,4 +1,4 @@
-"""Keys of a language PostgreSQL cannot stem (corpus/language.py): what each word becomes.
+"""Keys of a language PostgreSQL cannot stem (corpus/language/keys.py): what each word becomes.
 No database: these are the pure functions ingest and questions share."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test.utils import override_settings
 
-from corpus.czech_stem import light_stem
-from corpus.language import document_keys, fold, question_keys, scheme_for
+from corpus.language.czech_stem import light_stem
+from corpus.language.keys import document_keys, fold, question_keys, scheme_for
 
 
 @pytest.mark.parametrize("word, stem", [("lišce", "lišk"), ("liška", "lišk"), ("pavlovi", "pavl"),

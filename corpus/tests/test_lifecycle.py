@@ -1,7 +1,7 @@
 """Archive, restore and delete a document (issue 19 item 2), through the admin and the API: the
 question its page answers is answered with it before, not after, and again after a restore;
 the BM25 statistics, the typo vocabulary and the answer cache follow in the same step.
-Supersession rules and the ingest lock are checked on corpus.lifecycle directly."""
+Supersession rules and the ingest lock are checked on corpus.ingest.lifecycle directly."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from django.test import Client
 
 from answering.tests.console_data import staff_client
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
-from corpus.lifecycle import (DocumentNotFound, LifecycleRefused, document_archive, document_delete,
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.lifecycle import (DocumentNotFound, LifecycleRefused, document_archive, document_delete,
                               document_restore)
 from corpus.models import Document
-from corpus.store import INGEST_LOCK_NAMESPACE, archive_documents
+from corpus.ingest.store import INGEST_LOCK_NAMESPACE, archive_documents
 from corpus.tests.helpers import all_audiences, assert_statistics_match_chunks, documents, stored_chunks
 from tenants import actions
 from tenants.rls import rls_transaction

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.models import Document
-from corpus.origin import DocumentOrigin
+from corpus.ingest.origin import DocumentOrigin
 from tenants.rls import rls_transaction
 
 

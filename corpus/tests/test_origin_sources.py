@@ -14,9 +14,9 @@ from django.test import Client
 
 from answering.tests.chat_helpers import ask_and_stream
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
-from corpus.origin import DocumentOrigin, source_url
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.origin import DocumentOrigin, source_url
 from tenants import actions
 
 PAGE_URL = "https://help.acme.test/billing"

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus.manifest import ManifestError, load_manifest
+from corpus.ingest.manifest import ManifestError, load_manifest
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, budget
 from corpus.parsers import entries, html, markdown, pdf, text
 from corpus.tests.pdfs import make_pdf

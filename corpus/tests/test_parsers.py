@@ -362,7 +362,7 @@ def test_deeply_nested_html_is_refused_fast(tmp_path: Path) -> None:
 
 
 def test_manifest_refuses_aliases_and_bad_shapes(tmp_path: Path) -> None:
-    from corpus.manifest import ManifestError, load_manifest
+    from corpus.ingest.manifest import ManifestError, load_manifest
 
     cases = {
         "conflicts: &c\n- {id: a, match: x, documents: [{slug: s}]}\nmore: *c\n": "anchors and aliases are refused",

@@ -7,10 +7,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus.chunking import chunk_sections
-from corpus.embedding import get_encoder
+from corpus.ingest.chunking import chunk_sections
+from corpus.encoders.embedding import get_encoder
 from corpus.parsers import Section
-from corpus.terms import EXACT_PREFIX, exact_terms
+from corpus.language.terms import EXACT_PREFIX, exact_terms
 
 # Every code point hypothesis can draw, controls, surrogates excluded (not encodable as UTF-8,
 # so no parser can hand them to us), plus the troublemakers we have met: NUL, BOM, RTL marks.

@@ -11,10 +11,10 @@ from django.core.management import CommandError, call_command
 from psycopg import sql
 
 from conftest import Cast
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
-from corpus.reembed import reembed_tenant
-from corpus.store import EncoderMismatch
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.reembed import reembed_tenant
+from corpus.ingest.store import EncoderMismatch
 from corpus.tests.helpers import all_audiences, documents
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -108,7 +108,7 @@ def test_reembed_all_switches_every_stale_tenant_and_names_only_those(
     ingest_paths(tenant=acme.tenant, paths=[write_docs(tmp_path / "a", 2)], encoder=encoder)
     settings.EMBEDDING_BACKEND = other_encoder.backend.name
     ingest_paths(tenant=globex.tenant, paths=[write_docs(tmp_path / "g", 1)], encoder=other_encoder)
-    monkeypatch.setattr("corpus.reembed.get_encoder", lambda: other_encoder)  # the process's encoder
+    monkeypatch.setattr("corpus.ingest.reembed.get_encoder", lambda: other_encoder)  # the process's encoder
     out = StringIO()
     call_command("reembed", all=True, no_progress=True, stdout=out)
     assert {r["encoder"] for r in chunk_rows(acme)} == {other_encoder.identity}
@@ -135,7 +135,7 @@ def test_reembed_all_leaves_an_evaluation_shadow_on_its_arms_encoder(
     Tenant.objects.filter(pk=globex.tenant.pk).update(shadow_of=acme.tenant)  # globex: acme's shadow
     ingest_paths(tenant=globex.tenant, paths=[write_docs(tmp_path / "g", 1)], encoder=encoder)
     settings.EMBEDDING_BACKEND = other_encoder.backend.name
-    monkeypatch.setattr("corpus.reembed.get_encoder", lambda: other_encoder)
+    monkeypatch.setattr("corpus.ingest.reembed.get_encoder", lambda: other_encoder)
     out = StringIO()
     call_command("reembed", all=True, no_progress=True, stdout=out)
     assert {r["encoder"] for r in chunk_rows(acme)} == {other_encoder.identity}

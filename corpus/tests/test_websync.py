@@ -9,13 +9,13 @@ import pytest
 from django.db import connections
 
 from conftest import Cast
-from corpus.embedding import Encoder
+from corpus.encoders.embedding import Encoder
 from corpus.models import Document, WebPage, WebSource
 from corpus.tests.helpers import documents
 from corpus.tests.websync_site import Page, Site, html, serve
-from corpus.websync import crawl
-from corpus.websync.sources import websource_save
-from corpus.websync.sync import WEBSYNC_LOCK_NAMESPACE, websync_run
+from corpus.sources.websync import crawl
+from corpus.sources.websync.sources import websource_save
+from corpus.sources.websync.sync import WEBSYNC_LOCK_NAMESPACE, websync_run
 from tenants.models import Audience
 from tenants.rls import tenant_context
 

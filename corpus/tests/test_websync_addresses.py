@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from corpus.websync.fetch import UnsafeAddress, check_url
+from corpus.sources.websync.fetch import UnsafeAddress, check_url
 from tenants.tests.address_table import ALLOWED, REFUSED
 
 

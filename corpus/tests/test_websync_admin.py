@@ -16,8 +16,8 @@ from answering.tests.console_data import staff_client
 from conftest import Cast
 from corpus.models import WebPage, WebSource
 from corpus.tests.websync_site import Page, Site, html, serve
-from corpus.websync.sources import websource_save
-from corpus.websync.tasks import websync_task, websync_task_run
+from corpus.sources.websync.sources import websource_save
+from corpus.sources.websync.tasks import websync_task, websync_task_run
 from tenants.models import Audience
 from tenants.rls import tenant_context
 

@@ -3,7 +3,7 @@ stored, bytes and time, against a real server on loopback that generates a 50 ×
 index as it is read (nothing written to disk).
 
 Seen red on the code before the budget (each test copied with the budget constants written in,
-the code of corpus/websync stashed): at SITEMAPS, ENTRIES = 3, 20_000 (the issue's shape) the
+the code of corpus/sources/websync stashed): at SITEMAPS, ENTRIES = 3, 20_000 (the issue's shape) the
 first test found 2,000 WebPage rows for a page limit of 20, a row for every robots-refused URL
 before the 20th page, after all three sitemaps were read; at the full 50 × 50,000 the old run
 spent its whole 20 s budget reading sitemaps and wrote an error row for each one left unread
@@ -28,11 +28,11 @@ import pytest
 from django.db.models.signals import post_init
 
 from conftest import Cast
-from corpus.embedding import Encoder
+from corpus.encoders.embedding import Encoder
 from corpus.models import WebPage, WebSource
-from corpus.websync.budget import KNOWN_PAGES_PER_PAGE, SITEMAP_BYTES_PER_URL, SITEMAP_URLS_PER_PAGE
-from corpus.websync.sources import websource_save
-from corpus.websync.sync import websync_run
+from corpus.sources.websync.budget import KNOWN_PAGES_PER_PAGE, SITEMAP_BYTES_PER_URL, SITEMAP_URLS_PER_PAGE
+from corpus.sources.websync.sources import websource_save
+from corpus.sources.websync.sync import websync_run
 from tenants.models import Audience
 from tenants.rls import tenant_context
 

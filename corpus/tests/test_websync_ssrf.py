@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from conftest import Cast
-from corpus.embedding import Encoder
+from corpus.encoders.embedding import Encoder
 from corpus.models import WebSource
 from corpus.tests.websync_site import Page, Site, html, serve
-from corpus.websync.fetch import Fetcher, Refused, UnsafeAddress, check_url
-from corpus.websync.sources import SourceRejected, websource_save
-from corpus.websync.sync import websync_run
+from corpus.sources.websync.fetch import Fetcher, Refused, UnsafeAddress, check_url
+from corpus.sources.websync.sources import SourceRejected, websource_save
+from corpus.sources.websync.sync import websync_run
 from tenants.models import Audience
 from tenants.rls import tenant_context
 

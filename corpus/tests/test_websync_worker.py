@@ -17,8 +17,8 @@ from django_tasks_db.models import DBTaskResult
 
 from corpus.models import WebSource
 from corpus.tests.websync_site import Page, Site, html, serve
-from corpus.websync.sources import websource_save
-from corpus.websync.tasks import websync_task
+from corpus.sources.websync.sources import websource_save
+from corpus.sources.websync.tasks import websync_task
 from tenants import actions
 from tenants.models import Audience
 from tenants.rls import tenant_context

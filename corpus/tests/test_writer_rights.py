@@ -18,8 +18,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
 from conftest import Cast
-from corpus.ingest import ingest_paths
-from corpus.rights import Writer
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.rights import Writer
 from corpus.tests.helpers import assert_stayed_inside, documents, snapshot, stored_chunks
 from tenants import actions
 

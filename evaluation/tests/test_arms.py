@@ -12,8 +12,8 @@ import pytest
 from psycopg import sql
 
 from answering.tests.fake_provider import fake_provider
-from corpus.embedding import get_encoder
-from corpus.reembed import reembed_tenant
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.reembed import reembed_tenant
 from evaluation.golden import load_golden
 from evaluation.locators import tenant_chunks
 from evaluation.report import render_html

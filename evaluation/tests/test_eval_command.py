@@ -102,8 +102,8 @@ def test_an_arm_names_its_encoder_and_is_refused_on_another_encoders_index(demo_
                                                                           settings: Any) -> None:
     """Questions encoded by one runtime against another's vectors would score neither (0060):
     the report says which encoder asked, and a mismatch stops the run before a case is scored."""
-    from corpus.embedding import get_encoder
-    from corpus.store import EncoderMismatch
+    from corpus.encoders.embedding import get_encoder
+    from corpus.ingest.store import EncoderMismatch
 
     golden = tmp_path / "g.yaml"
     golden.write_text(GOLDEN)

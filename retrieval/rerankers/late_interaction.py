@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.rerankers import RerankScore, score_from_logit
 
 _CENTER = 0.55

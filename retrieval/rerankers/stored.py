@@ -1,4 +1,4 @@
-"""Token states the ingest stored (corpus/token_states.py), read through the tenant's scope.
+"""Token states the ingest stored (corpus/encoders/token_states.py), read through the tenant's scope.
 
 Only states the current encoder wrote are returned: a chunk whose vector another encoder
 wrote (a tenant mid-`reembed`) gets None and is encoded at query time, like a chunk that has
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 from psycopg import sql
 
-from corpus.embedding import get_encoder
-from corpus.token_states import TokenStatesCorrupt, unpack
+from corpus.encoders.embedding import get_encoder
+from corpus.encoders.token_states import TokenStatesCorrupt, unpack
 from tenants.scope import ChunkQuery, TenantScope
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import Cast, _make_cast
-from corpus.ingest import ingest_paths
+from corpus.ingest.flow import ingest_paths
 
 ACME_DOCS = {
     "billing/refunds.md": "# Refunds\n\n## Refund window\n\nRefunds are issued within 14 days of a purchase. "

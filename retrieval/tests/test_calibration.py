@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from conftest import _make_cast
-from corpus.ingest import ingest_paths
+from corpus.ingest.flow import ingest_paths
 from retrieval import calibration
 from retrieval.tests.conftest import ACME_DOCS, RetrievalWorld, _write
 from tenants.scope import TenantScope

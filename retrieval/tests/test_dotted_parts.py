@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import Cast, _make_cast
-from corpus.ingest import ingest_paths
+from corpus.ingest.flow import ingest_paths
 from retrieval.search import search
 from tenants.scope import TenantScope
 

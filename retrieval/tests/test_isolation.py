@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.legs import bm25_stats, keyword_leg, query_terms, vector_leg
 from retrieval.search import search
 from retrieval.tests.conftest import RetrievalWorld

@@ -15,7 +15,7 @@ import pytest
 from django.test.utils import override_settings
 
 from conftest import _make_cast
-from corpus.ingest import ingest_paths
+from corpus.ingest.flow import ingest_paths
 from retrieval.search import search
 from tenants.models import Tenant
 from tenants.scope import TenantScope

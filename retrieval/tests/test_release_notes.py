@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 
 from conftest import _make_cast
-from corpus.ingest import ingest_paths
+from corpus.ingest.flow import ingest_paths
 
 from retrieval.releases import asks_about_releases, is_release_notes, release_notes_not_first
 from retrieval.search import search

@@ -13,10 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from psycopg import sql
 
 from conftest import Cast
-from corpus import token_states
-from corpus.embedding import get_encoder
-from corpus.ingest import ingest_paths
-from corpus.reembed import reembed_tenant
+from corpus.encoders import token_states
+from corpus.encoders.embedding import get_encoder
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.reembed import reembed_tenant
 from corpus.tests.helpers import all_audiences
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states

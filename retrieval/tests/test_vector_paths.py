@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pytest_django import Settings
 
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.legs import choose_vector_path, vector_leg
 from retrieval.tests.conftest import RetrievalWorld
 from tenants.scope import TenantScope

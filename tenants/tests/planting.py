@@ -7,7 +7,7 @@ import hashlib
 import numpy as np
 
 from corpus.models import Document
-from corpus.terms import exact_terms
+from corpus.language.terms import exact_terms
 from tenants.writer import ChunkRow, ChunkWriter
 
 DIM = 384

@@ -33,7 +33,7 @@ from answering.models import Escalation, Trace
 from answering.pipeline.flow import answer
 from cachelayer.models import CacheEntry
 from config.liveserver import serve
-from corpus.ingest import ingest_paths
+from corpus.ingest.flow import ingest_paths
 from retrieval.search import search
 from tenants import actions
 from tenants.models import Tenant

@@ -38,11 +38,11 @@ from answering.handoff.config import handoff_settings_save
 from answering.models import WebhookDelivery
 from answering.pipeline import records
 from answering.pipeline.flow import answer
-from corpus.ingest import ingest_paths
-from corpus.jobs import ingest_job_create
+from corpus.ingest.flow import ingest_paths
+from corpus.sources.jobs import ingest_job_create
 from corpus.tests.websync_site import Page, Site, html, serve
-from corpus.websync.sources import websource_save
-from corpus.websync.sync import websync_run
+from corpus.sources.websync.sources import websource_save
+from corpus.sources.websync.sync import websync_run
 from evaluation.models import EvalRun
 from evaluation.runner import eval_run_store
 from tenants import actions, staff

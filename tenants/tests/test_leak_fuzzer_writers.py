@@ -28,8 +28,8 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
-from corpus.ingest import ingest_paths
-from corpus.rights import Writer
+from corpus.ingest.flow import ingest_paths
+from corpus.ingest.rights import Writer
 from corpus.tests.helpers import assert_stayed_inside, documents, snapshot
 from tenants import actions
 from tenants.models import Tenant

@@ -54,6 +54,11 @@ def test_forced_fail_lint_catches_a_debug_query(tmp_path: Path) -> None:
 # Inside answering, each module belongs to the concern its subpackage names. The pipeline and the
 # providers below it never reach up into a surface; a surface never reaches sideways into another.
 SURFACES = ("answering.api", "answering.chat", "answering.console")
+# Inside corpus likewise (docs/decisions/0096): language keys, encoders and parsers are leaves; the
+# ingest flow reads them and never a source or a surface; a source calls the flow, never a surface.
+CORPUS_SURFACES = ("corpus.api", "corpus.admin")
+CORPUS_LEAVES = ("corpus.language", "corpus.encoders", "corpus.parsers")
+CORPUS_ABOVE_LEAVES = ("corpus.ingest", "corpus.sources", *CORPUS_SURFACES)
 FORBIDDEN = {
     "answering.providers": ("answering.pipeline", *SURFACES),
     "answering.pipeline": SURFACES,
@@ -66,6 +71,11 @@ FORBIDDEN = {
     "retrieval": ("answering", "cachelayer", "evaluation"),
     "cachelayer": ("answering", "evaluation"),
     "answering": ("evaluation",),
+    **{leaf: tuple(name for name in (*CORPUS_LEAVES, *CORPUS_ABOVE_LEAVES) if name != leaf) for leaf in CORPUS_LEAVES},
+    "corpus.ingest": ("corpus.sources", *CORPUS_SURFACES),
+    "corpus.sources": CORPUS_SURFACES,
+    "corpus.api": ("corpus.admin",),
+    "corpus.admin": ("corpus.api",),
 }
 
 
@@ -122,4 +132,16 @@ def test_forced_fail_lint_catches_a_pipeline_importing_a_surface(tmp_path: Path)
     assert import_offenders(tmp_path, ["answering"]) == [
         "answering/chat/views.py:1: imports answering.api",
         "answering/pipeline/flow.py:1: imports answering.chat.render",
+    ]
+
+
+def test_forced_fail_lint_catches_the_ingest_flow_importing_a_source(tmp_path: Path) -> None:
+    for folder in ("corpus/ingest", "corpus/sources", "corpus/language"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "corpus" / "ingest" / "flow.py").write_text("from corpus.sources.jobs import ingest_job_create\n")
+    (tmp_path / "corpus" / "language" / "keys.py").write_text("from corpus.ingest import store\n")
+    (tmp_path / "corpus" / "sources" / "jobs.py").write_text("from corpus.ingest.flow import ingest_paths\n")  # allowed
+    assert import_offenders(tmp_path, ["corpus"]) == [
+        "corpus/ingest/flow.py:1: imports corpus.sources.jobs",
+        "corpus/language/keys.py:1: imports corpus.ingest",
     ]

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.embedding import model_path
+from corpus.encoders.embedding import model_path
 from corpus.encoders import BACKENDS
 from corpus.encoders.export import ExportRefused, ensure_export
 

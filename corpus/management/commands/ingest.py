@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.ingest import SOURCE_TYPES, ingest_paths
+from corpus.ingest.flow import SOURCE_TYPES, ingest_paths
 from tenants import actions
 from tenants.models import Tenant
 

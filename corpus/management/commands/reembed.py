@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.reembed import reembed_tenant, repack_tenant
+from corpus.ingest.reembed import reembed_tenant, repack_tenant
 from tenants.models import Tenant
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.embedding import get_encoder
+from corpus.encoders.embedding import get_encoder
 from retrieval.search import MODES, search
 from tenants.cli import add_reader_arguments, reader_from
 from tenants.readers import reader_scope

@@ -8,7 +8,7 @@ the moment its bound is reached; nothing is parsed and then cut):
   WEBSYNC_MAX_PAGES), and WebPage rows written for the URLs this run met, at most the same
   number: a URL refused before fetching gets a row only while rows remain, the rest are counted;
 - sitemap entries: SITEMAP_URLS_PER_PAGE per page of the limit, over all the sitemaps read
-  (an index's own entries are bounded by the sitemaps it may name, corpus.websync.sitemaps);
+  (an index's own entries are bounded by the sitemaps it may name, corpus.sources.websync.sitemaps);
 - sitemap bytes: SITEMAP_BYTES_PER_URL per entry of that bound (whitespace or comments carry no
   URL, so the entry count alone would not bound them);
 - bytes: every byte the run reads (robots.txt, sitemaps, pages), WEBSYNC_MAX_RUN_BYTES;

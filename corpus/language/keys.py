@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from corpus.czech_stem import light_stem
+from corpus.language.czech_stem import light_stem
 
 STEM, FOLDED_LEMMA, FOLDED_STEM, PREFIX = "~s:", "~f:", "~g:", "~p:"
 NAMESPACE_MARK = "~"

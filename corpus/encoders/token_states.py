@@ -23,7 +23,7 @@ import numpy as np
 from django.conf import settings
 
 if TYPE_CHECKING:
-    from corpus.embedding import Encoder
+    from corpus.encoders.embedding import Encoder
 
 _SCALE = 127.0
 # No int8 blob can start with these four bytes: they would be the first four components of a

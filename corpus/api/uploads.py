@@ -2,8 +2,8 @@
 
 The tenant comes from the API key; a key writes only into audiences it may read, so a
 public-only key cannot plant internal documents: the form field is checked here, and every
-file's own audience, replaced document, supersession and manifest in the job (corpus.ingest.Writer).
-A job is read back only by a key holding every audience its writer held (corpus.jobs.ingest_job_visible),
+file's own audience, replaced document, supersession and manifest in the job (corpus.ingest.rights.Writer).
+A job is read back only by a key holding every audience its writer held (corpus.sources.jobs.ingest_job_visible),
 and its report names files as the uploader did, never by a path on the server.
 """
 
@@ -17,9 +17,9 @@ from django.http import HttpRequest
 from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
-from corpus.apischemas import ErrorOut
-from corpus.ingest import SourceType
-from corpus.jobs import UploadRejected, ingest_job_create, ingest_job_shown, ingest_job_visible
+from corpus.api.schemas import ErrorOut
+from corpus.ingest.flow import SourceType
+from corpus.sources.jobs import UploadRejected, ingest_job_create, ingest_job_shown, ingest_job_visible
 from corpus.models import IngestJob
 from tenants.apierrors import InvalidRequest, NotFound, PayloadTooLarge
 from tenants.apikeys import request_principal
@@ -94,8 +94,8 @@ def job_detail(request: HttpRequest, job_id: int) -> Any:
 
 # Listing, reading, archiving, restoring and deleting documents: a module of their own, served
 # under this router so config/api.py keeps one documents router (imported last: it reuses ErrorOut).
-from corpus.api_documents import LIST_RESPONSES, LIST_SUMMARY, documents_list  # noqa: E402
-from corpus.api_documents import router as lifecycle_router  # noqa: E402
+from corpus.api.documents import LIST_RESPONSES, LIST_SUMMARY, documents_list  # noqa: E402
+from corpus.api.documents import router as lifecycle_router  # noqa: E402
 
 router.add_api_operation("/documents", ["GET"], documents_list, response=LIST_RESPONSES, summary=LIST_SUMMARY)
 router.add_router("/", lifecycle_router)

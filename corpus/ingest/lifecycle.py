@@ -6,7 +6,7 @@ document row, its chunks' visibility to search, the BM25 statistics, and with th
 vocabulary (retrieval.typos corrects only to terms of the term statistics, the table the
 statistics keep: a term whose last live chunk goes leaves it in the same statement) change
 together or not at all. Cached answers built on retired chunks go after the commit
-(corpus.hooks). A writer names the audiences it holds; a document outside them is not found,
+(corpus.ingest.hooks). A writer names the audiences it holds; a document outside them is not found,
 exactly like one that never existed (docs/decisions/0033). Supersession is kept explicit:
 restoring a superseded document is refused, and deleting a successor leaves its predecessors
 archived for someone to restore on purpose (docs/decisions/0056-document-lifecycle.md).
@@ -22,9 +22,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from psycopg import sql
 
-from corpus.hooks import on_commit_chunks_retired
+from corpus.ingest.hooks import on_commit_chunks_retired
 from corpus.models import Document
-from corpus.store import INGEST_LOCK_NAMESPACE
+from corpus.ingest.store import INGEST_LOCK_NAMESPACE
 from tenants.models import Tenant
 from tenants.scope import ChunkQuery, TenantScope
 from tenants.writer import ChunkWriter
@@ -126,7 +126,7 @@ def _locked(cursor: Any, *, tenant: Tenant, document_ids: Sequence[int],
             audience_ids: Collection[int] | None) -> list[Document]:
     """The documents, locked for this transaction, all or none: an id the writer may not touch
     fails the whole call. The tenant's ingest must not be running (its statistics increments
-    assume ingests of a tenant are serialised, corpus.store.tenant_ingest_lock)."""
+    assume ingests of a tenant are serialised, corpus.ingest.store.tenant_ingest_lock)."""
     # Transaction-scoped: released at commit or rollback, never held by a failed request.
     cursor.execute("SELECT pg_try_advisory_xact_lock(%(ns)s, %(t)s)", {"ns": INGEST_LOCK_NAMESPACE, "t": tenant.id})
     if not cursor.fetchone()[0]:

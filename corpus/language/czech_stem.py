@@ -3,7 +3,7 @@ restored (`lišce` → `lišk`, like `liška`).
 
 The published light stemmer of Dolamic and Savoy (2009, "Indexing and stemming approaches for
 the Czech language"), written here from its description: no dictionary, no dependency. It
-only conflates what the lemmatiser does not know; the lemma is the main key (corpus.language).
+only conflates what the lemmatiser does not know; the lemma is the main key (corpus.language.keys).
 """
 
 from __future__ import annotations

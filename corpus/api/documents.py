@@ -2,9 +2,9 @@
 
 The key decides the tenant and the audiences: a document of another tenant, or of an audience
 the key does not hold, is a 404 with the same body as one that never existed. Writes need what
-an upload needs, the document's audience among the key's (corpus/api.py). A slug is unique per
+an upload needs, the document's audience among the key's (corpus/api/uploads.py). A slug is unique per
 source type; without `type` the one visible document of that slug is meant, and two visible
-ones are a 409 naming their types. The writes are corpus.lifecycle's.
+ones are a 409 naming their types. The writes are corpus.ingest.lifecycle's.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from corpus.apischemas import ErrorOut
-from corpus.ingest import SourceType
-from corpus.lifecycle import (DocumentStatus, DocumentAmbiguous, DocumentNotFound, LifecycleOutcome, LifecycleRefused,
+from corpus.api.schemas import ErrorOut
+from corpus.ingest.flow import SourceType
+from corpus.ingest.lifecycle import (DocumentStatus, DocumentAmbiguous, DocumentNotFound, LifecycleOutcome, LifecycleRefused,
                               contested_document_ids, document_archive, document_delete, document_find, document_page,
                               document_restore, document_state)
 from corpus.models import Document
@@ -106,7 +106,7 @@ def _detail(principal: KeyPrincipal, held: list[int], slug: str, source_type: st
     return _body(document, contested=contested)
 
 
-# GET /documents shares its URL with the upload (POST) and so is added to corpus/api.py's router:
+# GET /documents shares its URL with the upload (POST) and so is added to corpus/api/uploads.py's router:
 # Django matches a URL once, whatever the method, so one path lives in one router.
 LIST_RESPONSES = {200: DocumentListOut, **ERRORS}
 LIST_SUMMARY = "The documents the key may read, newest change first; filter by status, type and audience"

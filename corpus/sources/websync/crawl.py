@@ -1,5 +1,5 @@
 """What a sync may fetch and what a page points to: robots.txt, sitemaps, links, canonical URLs,
-path patterns. Pure functions over fetched bytes; the fetching is corpus.websync.fetch's."""
+path patterns. Pure functions over fetched bytes; the fetching is corpus.sources.websync.fetch's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from urllib.robotparser import RobotFileParser
 from selectolax.lexbor import LexborHTMLParser
 
 from corpus.parsers.html import prescan
-from corpus.websync.fetch import ROBOTS_AGENT, origin_of
+from corpus.sources.websync.fetch import ROBOTS_AGENT, origin_of
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_SITEMAP_URLS = 50_000  # the sitemap protocol's own limit per file

@@ -27,9 +27,9 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from corpus.ingest import SOURCE_TYPES, Writer, ingest_paths
+from corpus.ingest.flow import SOURCE_TYPES, Writer, ingest_paths
 from corpus.models import Document, IngestJob
-from corpus.origin import DocumentOrigin
+from corpus.ingest.origin import DocumentOrigin
 from tenants.models import Audience, Tenant
 
 

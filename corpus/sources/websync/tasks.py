@@ -18,7 +18,7 @@ from django.utils import timezone
 from django_tasks import default_task_backend, task
 
 from corpus.models import WebSource
-from corpus.websync.sync import websync_run
+from corpus.sources.websync.sync import websync_run
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from django.conf import settings
 from tqdm import tqdm
 
-from corpus import store, token_states
-from corpus.embedding import Encoder, get_encoder
-from corpus.token_states import MAGIC, TokenStatesCorrupt
+from corpus.encoders import token_states
+from corpus.ingest import store
+from corpus.encoders.embedding import Encoder, get_encoder
+from corpus.encoders.token_states import MAGIC, TokenStatesCorrupt
 from tenants.models import Tenant
 from tenants.writer import ChunkWriter
 

@@ -9,14 +9,14 @@ from typing import Any
 
 from django.utils import timezone
 
-from corpus import store
-from corpus.embedding import Encoder
-from corpus.ingest import ingest_paths
+from corpus.ingest import store
+from corpus.encoders.embedding import Encoder
+from corpus.ingest.flow import ingest_paths
 from corpus.models import Document, WebPage, WebSource
-from corpus.origin import DocumentOrigin
-from corpus.rights import Writer
-from corpus.websync import crawl
-from corpus.websync.state import LIVE, Outcome, RunState, note, stop
+from corpus.ingest.origin import DocumentOrigin
+from corpus.ingest.rights import Writer
+from corpus.sources.websync import crawl
+from corpus.sources.websync.state import LIVE, Outcome, RunState, note, stop
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 

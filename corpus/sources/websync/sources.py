@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import WebSource
-from corpus.websync import crawl
-from corpus.websync.fetch import Refused, Resolver, check_url, system_resolve
-from corpus.websync.tasks import websync_schedule
+from corpus.sources.websync import crawl
+from corpus.sources.websync.fetch import Refused, Resolver, check_url, system_resolve
+from corpus.sources.websync.tasks import websync_schedule
 from tenants.models import Audience, Tenant
 from tenants.rls import tenant_context
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from corpus.websync import crawl
-from corpus.websync.budget import Budget, BudgetSpent
-from corpus.websync.fetch import Fetcher
+from corpus.sources.websync import crawl
+from corpus.sources.websync.budget import Budget, BudgetSpent
+from corpus.sources.websync.fetch import Fetcher
 
 MAX_SITEMAPS = 50  # sitemaps of an index that are read (the protocol's own is 50,000)
 

@@ -8,9 +8,9 @@ identity, so URLs sharing a canonical URL collapse into one document.
 
 A page unchanged since the last run costs one conditional request (If-None-Match /
 If-Modified-Since, answered 304) and is not ingested again. A page answered 404 or 410, or
-missing from a complete crawl (or sitemap), is archived with corpus.store.archive_documents;
-a crawl cut short by its page limit or by a bound of its budget (corpus.websync.budget)
-archives nothing for being unseen. The outcomes are stored by corpus.websync.storing.
+missing from a complete crawl (or sitemap), is archived with corpus.ingest.store.archive_documents;
+a crawl cut short by its page limit or by a bound of its budget (corpus.sources.websync.budget)
+archives nothing for being unseen. The outcomes are stored by corpus.sources.websync.storing.
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from corpus.embedding import Encoder
+from corpus.encoders.embedding import Encoder
 from corpus.models import WebPage, WebSource
 from corpus.parsers import ParseError
-from corpus.websync import crawl
-from corpus.websync.budget import Budget, BudgetSpent
-from corpus.websync.fetch import Fetcher, Refused, Resolver, Response, UnsafeAddress, origin_of, system_resolve
-from corpus.websync.sitemaps import read_sitemaps
-from corpus.websync.state import Outcome, RunState, SyncReport, note, stop
-from corpus.websync.storing import archive_gone, ingest_fetched, save_run
+from corpus.sources.websync import crawl
+from corpus.sources.websync.budget import Budget, BudgetSpent
+from corpus.sources.websync.fetch import Fetcher, Refused, Resolver, Response, UnsafeAddress, origin_of, system_resolve
+from corpus.sources.websync.sitemaps import read_sitemaps
+from corpus.sources.websync.state import Outcome, RunState, SyncReport, note, stop
+from corpus.sources.websync.storing import archive_gone, ingest_fetched, save_run
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 

@@ -1,5 +1,5 @@
 """What one sync run knows while it runs, and the report it leaves: shared by the crawl
-(corpus.websync.sync) and the storing of its outcomes (corpus.websync.storing)."""
+(corpus.sources.websync.sync) and the storing of its outcomes (corpus.sources.websync.storing)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 from corpus.models import WebPage, WebSource
-from corpus.websync.budget import Budget
-from corpus.websync.fetch import Fetcher
+from corpus.sources.websync.budget import Budget
+from corpus.sources.websync.fetch import Fetcher
 
 _T = TypeVar("_T")
 REPORT_LIST_LIMIT = 500  # the run report names this many skipped URLs, errors and gone pages; it counts all

@@ -3,7 +3,7 @@ in it all or nothing.
 
 Every function runs inside the tenant's chunk writer context (tenants.writer.ChunkWriter),
 which sets the row-level security settings for the transaction; retired chunk ids are handed
-to corpus.hooks, which calls listeners only after the commit.
+to corpus.ingest.hooks, which calls listeners only after the commit.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from corpus.chunking import ChunkDraft
-from corpus.language import document_keys
-from corpus.hooks import on_commit_chunks_retired
+from corpus.ingest.chunking import ChunkDraft
+from corpus.language.keys import document_keys
+from corpus.ingest.hooks import on_commit_chunks_retired
 from corpus.models import Document
-from corpus.origin import COMMAND, DocumentOrigin
+from corpus.ingest.origin import COMMAND, DocumentOrigin
 from corpus.parsers import ParsedDocument
-from corpus.terms import exact_terms
+from corpus.language.terms import exact_terms
 from tenants.models import Tenant
 from tenants.writer import ChunkColumns, ChunkWriter
 
@@ -75,7 +75,8 @@ def stored_states(*, tenant: Tenant, source_type: str, slugs: Sequence[str]) -> 
 
 @dataclass(frozen=True)
 class DocumentWrite:
-    """One parsed document and its chunks, ready to be stored."""
+    """One parsed document and its chunks, ready to be stored: what the flow plans to write
+    (flow._plan; its blurbs added by the contextualizer) is what write_documents takes."""
 
     parsed: ParsedDocument
     audience_id: int
@@ -90,7 +91,7 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
     """Insert or replace these documents and all their chunks in one transaction.
 
     `vectors` holds every item's chunk vectors, in order, and `token_states` (if given) their
-    packed token states (corpus/token_states.py) in the same order. Returns (outcome, document id) per
+    packed token states (corpus/encoders/token_states.py) in the same order. Returns (outcome, document id) per
     item. Each document stays all or nothing: its old chunks go and its new ones arrive in
     the same transaction, so no reader and no SIGKILL ever sees half of one. One transaction
     per encode window, not per document, lets one statement insert the window's chunks and

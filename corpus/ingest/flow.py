@@ -12,7 +12,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -22,16 +22,17 @@ from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
-from corpus import sitebuild, store, token_states
-from corpus.chunking import ChunkDraft, chunk_sections
-from corpus.embedding import Encoder, get_encoder
-from corpus.language import index_keys_version
-from corpus.manifest import MANIFEST_NAME, Conflict, load_manifest
+from corpus.encoders import token_states
+from corpus.encoders.embedding import Encoder, get_encoder
+from corpus.ingest import sitebuild, store
+from corpus.ingest.chunking import ChunkDraft, chunk_sections
+from corpus.ingest.manifest import MANIFEST_NAME, Conflict, load_manifest
+from corpus.ingest.origin import COMMAND, DocumentOrigin
+from corpus.ingest.rights import OPERATOR, Writer
+from corpus.language.keys import index_keys_version
+from corpus.models import Document
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
 from corpus.parsers.budget import INTERNAL as INTERNAL_PARSER_ERROR
-from corpus.models import Document
-from corpus.origin import COMMAND, DocumentOrigin
-from corpus.rights import OPERATOR, Writer
 from tenants.models import Audience, Tenant
 
 SourceType = Literal["doc", "changelog", "ticket", "pdf"]
@@ -83,16 +84,6 @@ class IngestReport:
             f"({self.chunks_per_second:.1f} chunks/s)"
             + "".join(f"\n  skipped {count} {reason}" for reason, count in sorted(self.skipped_reasons.items()))
         )
-
-
-@dataclass
-class _Pending:
-    parsed: ParsedDocument
-    audience_id: int
-    content_hash: str
-    drafts: list[ChunkDraft]
-    blurbs: list[str] | None = None
-    origin: DocumentOrigin = COMMAND
 
 
 def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[str, str]], list[Path],
@@ -198,9 +189,9 @@ def ingest_paths(
         # A refused document was not written: it may neither supersede nor be tagged by this run.
         accepted = [p for p in parsed_docs if (p.source_type, p.slug) not in refused]
         if contextualize is not None:
-            for item in pending:
-                item.blurbs = contextualize(document=item.parsed, chunks=[d.content for d in item.drafts],
-                                            tenant=tenant)
+            pending = [replace(item, blurbs=contextualize(document=item.parsed, tenant=tenant,
+                                                          chunks=[d.content for d in item.drafts]))
+                       for item in pending]
         _encode_and_write(tenant, pending, encoder, report, progress)
         writable_ids = writer.audience_ids(audiences)
         _apply_supersession(tenant, accepted, report, writable_ids)
@@ -253,9 +244,10 @@ def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: 
 
 def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str, int], default_audience: str,
           config_key: str, encoder: Encoder, target: int, report: IngestReport,
-          writer: Writer = OPERATOR, origin: DocumentOrigin = COMMAND) -> tuple[list[_Pending], set[tuple[str, str]]]:
+          writer: Writer = OPERATOR, origin: DocumentOrigin = COMMAND,
+          ) -> tuple[list[store.DocumentWrite], set[tuple[str, str]]]:
     """What to encode and write, and the documents refused (each a failure in the report)."""
-    pending: list[_Pending] = []
+    pending: list[store.DocumentWrite] = []
     refused: set[tuple[str, str]] = set()
     slug_of = {pk: slug for slug, pk in audiences.items()}
     by_type: dict[str, list[ParsedDocument]] = defaultdict(list)
@@ -284,7 +276,7 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
                 report.failed.append((parsed.source_path, "no text to index"))
                 refused.add((parsed.source_type, parsed.slug))
                 continue
-            pending.append(_Pending(parsed, audiences[audience_slug], content_hash, drafts, origin=origin))
+            pending.append(store.DocumentWrite(parsed, audiences[audience_slug], content_hash, drafts, origin=origin))
     return pending, refused
 
 
@@ -304,20 +296,13 @@ def _write_refusal(parsed: ParsedDocument, state: store.StoredState | None, audi
     return ""
 
 
-def _write_group(tenant: Tenant, group: list[_Pending], vectors: np.ndarray,
+def _write_group(tenant: Tenant, group: list[store.DocumentWrite], vectors: np.ndarray,
                  token_states: list[bytes | None]) -> list[tuple[str, int]]:
-    outcomes = store.write_documents(
-        tenant=tenant,
-        items=[store.DocumentWrite(item.parsed, item.audience_id, item.content_hash, item.drafts, item.blurbs,
-                                   item.origin)
-               for item in group],
-        vectors=vectors,
-        token_states=token_states,
-    )
+    outcomes = store.write_documents(tenant=tenant, items=group, vectors=vectors, token_states=token_states)
     return [(outcome, len(item.drafts)) for (outcome, _), item in zip(outcomes, group)]
 
 
-def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray,
+def _threaded_write(tenant: Tenant, group: list[store.DocumentWrite], vectors: np.ndarray,
                     token_states: list[bytes | None]) -> list[tuple[str, int]]:
     try:
         return _write_group(tenant, group, vectors, token_states)
@@ -325,7 +310,7 @@ def _threaded_write(tenant: Tenant, group: list[_Pending], vectors: np.ndarray,
         connection.close()  # the writer thread's own connection
 
 
-def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder, report: IngestReport,
+def _encode_and_write(tenant: Tenant, pending: list[store.DocumentWrite], encoder: Encoder, report: IngestReport,
                       progress: bool) -> None:
     """Encode window N+1 while window N is written: PostgreSQL (HNSW inserts above all) works on
     the other core instead of adding to the wall time. Inside an outer transaction (tests) the
@@ -337,7 +322,7 @@ def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder,
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer") if overlap else None
     in_flight: Future[list[tuple[str, int]]] | None = None
 
-    def settle(future: Future[list[tuple[str, int]]] | None, group: list[_Pending]) -> None:
+    def settle(future: Future[list[tuple[str, int]]] | None, group: list[store.DocumentWrite]) -> None:
         if future is None:
             return
         for (outcome, count), item in zip(future.result(), group):
@@ -348,11 +333,11 @@ def _encode_and_write(tenant: Tenant, pending: list[_Pending], encoder: Encoder,
             report.chunks += count
             report.tokens += sum(d.token_count for d in item.drafts)
 
-    previous: list[_Pending] = []
+    previous: list[store.DocumentWrite] = []
     start = 0
     try:
         while start < len(pending):
-            group: list[_Pending] = []
+            group: list[store.DocumentWrite] = []
             size = 0
             while start < len(pending) and (not group or size + len(pending[start].drafts) <= window):
                 group.append(pending[start])

@@ -10,7 +10,7 @@ tenants/netguard.py, which webhooks use too), unless WEBSYNC_ALLOW_PRIVATE_ADDRE
 
 Bounds: a connect/read timeout per request, a wall-clock deadline per request and per run,
 a byte limit per response read as a stream (a larger body is cut off and refused), and the
-run's byte budget (corpus.websync.budget) charged piece by piece.
+run's byte budget (corpus.sources.websync.budget) charged piece by piece.
 Requests to one host are spaced by WEBSYNC_DELAY_SECONDS.
 """
 
@@ -26,7 +26,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from django.conf import settings
 
-from corpus.websync.budget import Budget, BudgetSpent
+from corpus.sources.websync.budget import Budget, BudgetSpent
 from tenants.netguard import first_refused
 
 MAX_REDIRECTS = 5

@@ -14,8 +14,8 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from corpus.models import WebPage, WebSource
-from corpus.websync.sources import SourceRejected, websource_check, websource_save
-from corpus.websync.tasks import websync_now
+from corpus.sources.websync.sources import SourceRejected, websource_check, websource_save
+from corpus.sources.websync.tasks import websync_now
 from tenants.admin import TenantScopedAdmin, TenantScopedRecordAdmin
 
 

@@ -1,4 +1,4 @@
-"""The error body the documents endpoints share (corpus/api.py, corpus/api_documents.py)."""
+"""The error body the documents endpoints share (corpus/api/uploads.py, corpus/api/documents.py)."""
 
 from __future__ import annotations
 
