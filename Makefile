@@ -138,7 +138,7 @@ bench-peer: install pgdocs-install $(PEER_STAMP)
 # indexing change is read against, 0083) and the model-written blurbs (skipped without a provider).
 pgdocs-eval: pgdocs
 	$(PY) manage.py eval --golden evaluation/golden/pgdocs-dev.yaml \
-	  --arms hybrid,hybrid_no_rerank,hybrid_rerank_conditional,vector,keyword,keyword_ts_rank_cd,encoder_torch,contextual_llm,multi_query \
+	  --arms hybrid,hybrid_no_rerank,vector,keyword,encoder_torch,contextual_llm,multi_query \
 	  --json bench/results/eval-pgdocs.json --html bench/results/eval-pgdocs.html
 
 pgdocs-eval-indexing: pgdocs
@@ -162,7 +162,7 @@ djangodocs: migrate djangodocs-install
 # by hand with --arms when a change to indexing is on trial).
 djangodocs-eval: djangodocs
 	$(PY) manage.py eval --golden evaluation/golden/djangodocs-dev.yaml \
-	  --arms hybrid,hybrid_no_rerank,hybrid_rerank_conditional,vector,keyword,keyword_ts_rank_cd \
+	  --arms hybrid,hybrid_no_rerank,vector,keyword \
 	  --json bench/results/eval-djangodocs.json --html bench/results/eval-djangodocs.html
 	$(PY) manage.py eval --golden evaluation/golden/djangodocs-dev2.yaml \
 	  --arms hybrid,hybrid_no_rerank,vector,keyword \

@@ -69,8 +69,7 @@ def main() -> int:
         legs = {"vector": [h.chunk_id for h in vector_leg(scope, vector, limit=args.depth, visible=stats.chunk_count)],
                 "keyword": [h.chunk_id for h in keyword_leg(scope, terms.all, stats, limit=args.depth)]}
         per_leg = settings.RETRIEVAL_CANDIDATES_PER_LEG
-        fused = [f.chunk_id for f in reciprocal_rank_fusion({k: v[:per_leg] for k, v in legs.items()},
-                                                             k=settings.RETRIEVAL_RRF_K)]
+        fused = [f.chunk_id for f in reciprocal_rank_fusion({k: v[:per_leg] for k, v in legs.items()})]
         shipped = [c.chunk_id for c in search(scope=scope, query=case.question, ts_config=tenant.text_search_config,
                                               k=10).candidates]
         row = {"id": case.id, **{k: page_rank(v, pages, chunks) for k, v in legs.items()},

@@ -269,70 +269,30 @@ FRONT_DOOR_TENANT = env_optional("FRONT_DOOR_TENANT")
 # printed once (tenants/demoadmin.py), never configured.
 DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
 
-# --- Retrieval (docs/decisions/0008, 0009) ---------------------------------------------------
-RETRIEVAL_MODE = env_str("RETRIEVAL_MODE", default="hybrid")  # hybrid | vector | keyword
-# What `hybrid` means for a tenant whose language is not in EMBEDDING_LANGUAGES: the keyword leg
-# alone (measured on demo-tlapka, docs/decisions/0062), or both legs as for English.
-RETRIEVAL_UNREAD_LANGUAGE_MODE = env_choice("RETRIEVAL_UNREAD_LANGUAGE_MODE", default="keyword",
-                                            choices=("keyword", "hybrid"))
-# The rerank mode in such a language: the late-interaction reranker reads word pieces of the
-# English model, and reordered demo-tlapka's Czech candidates worse than BM25 had (0062).
-RETRIEVAL_UNREAD_LANGUAGE_RERANK = env_choice("RETRIEVAL_UNREAD_LANGUAGE_RERANK", default="off",
-                                              choices=("off", "always", "conditional"))
-RETRIEVAL_KEYWORD_RANKING = env_str("RETRIEVAL_KEYWORD_RANKING", default="bm25")  # bm25 | ts_rank_cd
-RETRIEVAL_TYPO_CORRECTION = env_bool("RETRIEVAL_TYPO_CORRECTION", default=True)
-# A question word the vocabulary lacks as a word but holds as one dotted part of an identifier
-# (`DatabaseCache` in `django.core.cache.backends.db.DatabaseCache`) searches for that
-# identifier, before any typo correction and before 0051 calls it unknown (docs/decisions/0075).
-RETRIEVAL_DOTTED_PARTS = env_bool("RETRIEVAL_DOTTED_PARTS", default=True)
-# A lower-case word the pages lack, that typo correction cannot reach and the language's
-# dictionary does not know (`certbot`), counts as a name the pages never mention (0051, 0077).
-RETRIEVAL_COINED_WORDS_AS_NAMES = env_bool("RETRIEVAL_COINED_WORDS_AS_NAMES", default=True)
+# --- Retrieval (docs/decisions/0008, 0009, 0042, 0043) -----------------------------------------
+# Hybrid search (vector + BM25, fused, reranked); a tenant whose language is not in
+# EMBEDDING_LANGUAGES is searched by its keyword leg alone, not reranked (docs/decisions/0062).
+# Candidates each leg reads before fusion: more finds a page both legs rank low, at the cost of
+# scoring and reading more chunks per question (80 measured no better on the developer sets, 0072).
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)
-RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", default=60, minimum=0)
-# Diversity: at most this many chunks of one document ahead of the others (0: off).
+# At most this many chunks of one document ahead of the others (0: off): a knowledge base of a
+# few long manuals may want more of one manual's chunks in the context.
 RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT = env_int("RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT", default=1, minimum=0)
-RETRIEVAL_BM25_K1 = env_float("RETRIEVAL_BM25_K1", default=1.2, minimum=0.0)
-RETRIEVAL_BM25_B = env_float("RETRIEVAL_BM25_B", default=0.75, minimum=0.0, maximum=1.0)
-# The rarest query terms nominate candidates while their document frequencies add up to at
-# most this many chunks; every term scores them (retrieval.legs.nomination_query, 0028).
-RETRIEVAL_BM25_NOMINATION_BUDGET = env_int("RETRIEVAL_BM25_NOMINATION_BUDGET", default=1500, minimum=1)
-# Scopes with fewer visible chunks than this are searched exactly, whatever the cost model says (0069).
-RETRIEVAL_VECTOR_EXACT_BELOW = env_int("RETRIEVAL_VECTOR_EXACT_BELOW", default=0, minimum=0)
+# pgvector's HNSW search breadth: recall of the shared graph against time per question (0028, 0069).
 RETRIEVAL_HNSW_EF_SEARCH = env_int("RETRIEVAL_HNSW_EF_SEARCH", default=100, minimum=1, maximum=1000)
-# Evidence (docs/decisions/0042): calibrated labels every candidate and drops none; absolute
-# is 0009's filter (the two floors below), kept for the eval arm that compares them.
-RETRIEVAL_EVIDENCE = env_str("RETRIEVAL_EVIDENCE", default="calibrated")  # calibrated | absolute
 # Vector evidence: a cosine this far above the scope's chance level (retrieval.calibration);
 # also the gate's floor when no reranker scored the candidates. Fitted in 0042.
 RETRIEVAL_MIN_VECTOR_MARGIN = env_float("RETRIEVAL_MIN_VECTOR_MARGIN", default=0.26)
-# Keyword coverage (IDF-weighted share of the question's terms a chunk holds): with a term
-# rare in the scope, keyword evidence; with the vector floor below, the absolute filter.
-RETRIEVAL_KEYWORD_COVERAGE_MIN = env_float("RETRIEVAL_KEYWORD_COVERAGE_MIN", default=0.4)
-# The gate's question coverage leaves out words that date the asker's incident ("3pm", "yesterday"; 0068).
-RETRIEVAL_COVERAGE_SKIPS_WHEN = env_bool("RETRIEVAL_COVERAGE_SKIPS_WHEN", default=True)
-RETRIEVAL_VECTOR_SIMILARITY_FLOOR = env_float("RETRIEVAL_VECTOR_SIMILARITY_FLOOR", default=0.4)
-RETRIEVAL_TYPO_SIMILARITY_MIN = env_float("RETRIEVAL_TYPO_SIMILARITY_MIN", default=0.45)
-# Reranking: off | always | conditional (conditional ships off; always is the ceiling).
-RETRIEVAL_RERANK_MODE = env_str("RETRIEVAL_RERANK_MODE", default="always")
+# Reranking: always, or off (the fused order answers; a machine that cannot afford the
+# reranker's time, docs/decisions/0043).
+RETRIEVAL_RERANK_MODE = env_choice("RETRIEVAL_RERANK_MODE", default="always", choices=("always", "off"))
+# Which reranker (RERANKERS below): late_interaction needs nothing more; cross_encoder reads
+# RETRIEVAL_CROSS_ENCODER_PATH; llm grades through RETRIEVAL_LLM_SCORER. Set the gate's
+# ANSWER_GATE_RERANK_MIN to the chosen reranker's scale.
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
-RETRIEVAL_RERANK_MARGIN = env_float("RETRIEVAL_RERANK_MARGIN", default=0.002)
-# The weight of fusion's order beside the reranker's (retrieval.search.blend_rerank; 0 = the
-# reranker's order alone) and how many of the reranker's first it keeps first (docs/decisions/0072).
-RETRIEVAL_RERANK_BLEND = env_float("RETRIEVAL_RERANK_BLEND", default=0.0, minimum=0.0)
-RETRIEVAL_RERANK_KEEP_TOP = env_int("RETRIEVAL_RERANK_KEEP_TOP", default=0, minimum=0)
+# Candidates the reranker scores: its time, and with the `llm` reranker its calls per question.
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
-# Read the token states the ingest stored (0063); off, every candidate is encoded per question.
-RETRIEVAL_RERANK_STORED_STATES = env_bool("RETRIEVAL_RERANK_STORED_STATES", default=True)
-# Diversity applied to the fused list before the reranker's cut as well as after it (0061).
-RETRIEVAL_DIVERSIFY_BEFORE_RERANK = env_bool("RETRIEVAL_DIVERSIFY_BEFORE_RERANK", default=False)
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
-# A release note never ranks first for a question that does not ask about releases: the best
-# other candidate goes above it (retrieval.releases, 0086).
-RETRIEVAL_RELEASE_NOTES_NOT_FIRST = env_bool("RETRIEVAL_RELEASE_NOTES_NOT_FIRST", default=True)
-# A chunk holding an identifier the question quotes (an error code, a setting name) that at most
-# this many visible chunks hold joins the top, just below the scorer's best (0: off; 0059).
-RETRIEVAL_LITERAL_PIN_MAX_DF = env_int("RETRIEVAL_LITERAL_PIN_MAX_DF", default=10, minimum=0)
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
 RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")
@@ -361,23 +321,15 @@ ANSWER_PRICES: dict[str, tuple[float, float]] = {
 }
 ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6, minimum=1)
 ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6, minimum=0)
-# Confidence gate: one threshold per score kind (a reranker sigmoid or a fusion score).
-ANSWER_GATE_FUSION_MIN = env_float("ANSWER_GATE_FUSION_MIN", default=0.0)
+# Confidence gate: when a question escalates to a person instead of being answered. The
+# reranker's top probability must reach this (fitted for late_interaction; another reranker
+# has its own scale); without a reranker the floor is RETRIEVAL_MIN_VECTOR_MARGIN.
 ANSWER_GATE_RERANK_MIN = env_float("ANSWER_GATE_RERANK_MIN", default=0.05, minimum=0.0, maximum=1.0)
 # A question naming something no visible document mentions is escalated (docs/decisions/0051).
 ANSWER_GATE_UNKNOWN_NAMES = env_bool("ANSWER_GATE_UNKNOWN_NAMES", default=True)
-# A keyed language's dictionary words no visible chunk holds count as unknown names (0050; measured, off).
-ANSWER_GATE_UNKNOWN_WORDS = env_bool("ANSWER_GATE_UNKNOWN_WORDS", default=False)
 # IDF-weighted share of the question's terms that the context contains (docs/decisions/0009).
 # Refitted in 0042.
 ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26, minimum=0.0, maximum=1.0)
-# Low coverage is forgiven when the best cosine is this far above chance and the reranker's top
-# probability at least this (docs/decisions/0061); a margin above 1 never forgives.
-ANSWER_GATE_RESCUE_MARGIN = env_float("ANSWER_GATE_RESCUE_MARGIN", default=9.0, minimum=0.0)
-ANSWER_GATE_RESCUE_RERANK = env_float("ANSWER_GATE_RESCUE_RERANK", default=0.5, minimum=0.0, maximum=1.0)
-# Low coverage is forgiven when the question's most distinctive missing word pulls its cosine
-# with the evidence up by at least this (retrieval.pull, docs/decisions/0067); above 2 never forgives.
-ANSWER_GATE_PULL_RESCUE = env_float("ANSWER_GATE_PULL_RESCUE", default=0.12, minimum=0.0)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
 ANSWER_ABSTAIN_TEXT = env_str(

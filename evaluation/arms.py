@@ -1,6 +1,7 @@
 """Experiment arms: the same pipeline, one knob each.
 
-`hybrid` is the live configuration. Most arms are query-time settings overrides and run the
+`hybrid` is the live configuration. `vector` and `keyword` search by one of its legs alone
+(diagnostics, not variants). Most arms are query-time settings overrides and run the
 full answer pipeline, so retrieval and answer metrics are measured together; the cache is off
 during evaluation. Arms that change what is indexed (contextual blurbs, key schemes, encoders) are built
 into a shadow tenant of their own (evaluation.shadow), so the live index is never touched.
@@ -21,6 +22,7 @@ from django.conf import settings
 @dataclass(frozen=True)
 class Arm:
     settings: Mapping[str, Any] = field(default_factory=dict)  # query-time overrides
+    mode: str = ""  # one retrieval leg alone (retrieval.search.MODES); "" is the product's search
     index_name: str = ""  # shadow tenant `<slug>--<index_name>`, built with index_settings
     index_settings: Mapping[str, Any] = field(default_factory=dict)
     retrieval: str = "pipeline"  # pipeline | multi_query (retrieval-only: no answer metrics)
@@ -36,67 +38,28 @@ class Arm:
         return replace(self, settings=fill(self.settings), index_settings=fill(self.index_settings))
 
 
-_BEFORE_0042 = {"RETRIEVAL_EVIDENCE": "absolute", "ANSWER_GATE_MIN_QUERY_COVERAGE": 0.3,
-                "RETRIEVAL_MIN_VECTOR_MARGIN": -1.0}
-
 _ADAPTED = {"EMBEDDING_BACKEND": "torch", "EMBEDDING_MODEL_NAME": "all-MiniLM-L6-v2-adapted-{tenant}",
             "EMBEDDING_MODEL_PATH": str(settings.BASE_DIR / "var" / "encoders" / "adapted" / "{tenant}")}
 
 ARMS: dict[str, Arm] = {
     "hybrid": Arm(),
-    "vector": Arm({"RETRIEVAL_MODE": "vector"}),
-    "keyword": Arm({"RETRIEVAL_MODE": "keyword"}),
-    # A language the encoder does not read (docs/decisions/0062): its keyword leg reranked by the
-    # English reranker, and both legs reranked whatever the language (the pipeline before 0062).
-    "unread_language_rerank": Arm({"RETRIEVAL_UNREAD_LANGUAGE_RERANK": "always"}),
-    "hybrid_any_language": Arm({"RETRIEVAL_UNREAD_LANGUAGE_MODE": "hybrid", "RETRIEVAL_UNREAD_LANGUAGE_RERANK": "always"}),
-    "keyword_no_rerank": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_RERANK_MODE": "off"}),
-    "keyword_ts_rank_cd": Arm({"RETRIEVAL_MODE": "keyword", "RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
-    "hybrid_ts_rank_cd": Arm({"RETRIEVAL_KEYWORD_RANKING": "ts_rank_cd"}),
+    "vector": Arm(mode="vector"),
+    "keyword": Arm(mode="keyword"),
+    "keyword_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}, mode="keyword"),
     "hybrid_no_rerank": Arm({"RETRIEVAL_RERANK_MODE": "off"}),
-    # Fusion's own constants, first measured in 0072: RRF's k and each leg's depth.
-    "rrf_k_20": Arm({"RETRIEVAL_RRF_K": 20}),
-    "rrf_k_120": Arm({"RETRIEVAL_RRF_K": 120}),
+    # Each leg's depth, measured in 0072.
     "per_leg_80": Arm({"RETRIEVAL_CANDIDATES_PER_LEG": 80}),
-    # The reranker's order fused with fusion's own, optionally under the reranker's first (0072).
-    "rerank_blend_1": Arm({"RETRIEVAL_RERANK_BLEND": 1.0}),
-    "rerank_blend_05": Arm({"RETRIEVAL_RERANK_BLEND": 0.5}),
-    "rerank_blend_2": Arm({"RETRIEVAL_RERANK_BLEND": 2.0}),
-    "rerank_depth_10_blend_1": Arm({"RETRIEVAL_RERANK_BLEND": 1.0, "RETRIEVAL_RERANK_DEPTH": 10}),
-    "rerank_top1_blend_1": Arm({"RETRIEVAL_RERANK_BLEND": 1.0, "RETRIEVAL_RERANK_KEEP_TOP": 1}),
-    # The reranker encodes its 20 candidates per question instead of reading stored states (0063).
-    "rerank_encodes_candidates": Arm({"RETRIEVAL_RERANK_STORED_STATES": False}),
-    "hybrid_rerank_conditional": Arm({"RETRIEVAL_RERANK_MODE": "conditional"}),
     # Fewer candidates re-encoded by the late-interaction reranker (20 by default): its cost is
     # linear in them, and it is most of a search's time (docs/decisions/0060).
     "hybrid_rerank_depth_10": Arm({"RETRIEVAL_RERANK_DEPTH": 10}),
     "hybrid_rerank_depth_8": Arm({"RETRIEVAL_RERANK_DEPTH": 8}),
-    # One chunk per document before the reranker's cut, so its head is that many documents (0061).
-    # Low query coverage forgiven when cosine margin and rerank probability are both high: fitted
-    # on four sets' gate-off rows, the fit chose never to forgive (0061); this is its best in-sample point.
-    "hybrid_gate_rescue": Arm({"ANSWER_GATE_RESCUE_MARGIN": 0.5, "ANSWER_GATE_RESCUE_RERANK": 0.5}),
-    "hybrid_diversify_first": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True}),
-    "hybrid_diversify_first_depth_10": Arm({"RETRIEVAL_DIVERSIFY_BEFORE_RERANK": True, "RETRIEVAL_RERANK_DEPTH": 10}),
-    # Without the pin of rare quoted identifiers below the reranker's best (docs/decisions/0059).
-    "hybrid_no_literal_pin": Arm({"RETRIEVAL_LITERAL_PIN_MAX_DF": 0}),
-    "hybrid_literal_pin_3": Arm({"RETRIEVAL_LITERAL_PIN_MAX_DF": 3}),
-    "hybrid_no_typo_correction": Arm({"RETRIEVAL_TYPO_CORRECTION": False}),
     "hybrid_no_diversity": Arm({"RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT": 0}),
-    # The 0009 evidence filter (absolute floors 0.40) and gate (coverage 0.30, no vector floor):
-    # the defaults before docs/decisions/0042, kept so a run can set the live ones against them.
-    "hybrid_before_0042": Arm(_BEFORE_0042),
-    # 0009's gate with every candidate kept: what dropping the filter alone does.
-    "hybrid_unfiltered": Arm({**_BEFORE_0042, "RETRIEVAL_VECTOR_SIMILARITY_FLOOR": -1.0}),
     # The gate's floors at zero: every reranked case reaches the answerer, and each row records
     # the gate's signals (query coverage, vector margin, top rerank probability) so
     # bench/gate_fit.py can replay any gate on the real pipeline's outcomes. The vector margin
     # stays: it also decides which chunks count as evidence for the coverage the row records.
     "hybrid_gate_off": Arm({"ANSWER_GATE_MIN_QUERY_COVERAGE": 0.0, "ANSWER_GATE_RERANK_MIN": 0.0,
-                            "ANSWER_GATE_FUSION_MIN": 0.0, "ANSWER_GATE_UNKNOWN_NAMES": False}),
-    # Coverage counting the words that date the asker's incident ("3pm", "yesterday") again (0068).
-    "hybrid_when_counted": Arm({"RETRIEVAL_COVERAGE_SKIPS_WHEN": False}),
-    # The gate without the missing word's pull rescue (docs/decisions/0067).
-    "hybrid_pull_off": Arm({"ANSWER_GATE_PULL_RESCUE": 9.0}),
+                            "ANSWER_GATE_UNKNOWN_NAMES": False}),
     # The gate without its unknown-name rule (docs/decisions/0051).
     "hybrid_names_off": Arm({"ANSWER_GATE_UNKNOWN_NAMES": False}),
     "contextual_llm": Arm(index_name="ctx-llm",
@@ -110,9 +73,9 @@ ARMS: dict[str, Arm] = {
     "keys_prefix": Arm({"LANGUAGE_KEYS": "prefix"}, index_name="keys-prefix",
                        index_settings={"LANGUAGE_KEYS": "prefix"}, note="four-letter prefix keys only"),
     # The same three on the keyword leg alone, which carries a language the encoder does not read.
-    "keyword_keys_simple": Arm({"LANGUAGE_KEYS": "simple", "RETRIEVAL_MODE": "keyword"}, index_name="keys-simple",
+    "keyword_keys_simple": Arm({"LANGUAGE_KEYS": "simple"}, mode="keyword", index_name="keys-simple",
                                index_settings={"LANGUAGE_KEYS": "simple"}, note="keyword leg, no keys"),
-    "keyword_keys_prefix": Arm({"LANGUAGE_KEYS": "prefix", "RETRIEVAL_MODE": "keyword"}, index_name="keys-prefix",
+    "keyword_keys_prefix": Arm({"LANGUAGE_KEYS": "prefix"}, mode="keyword", index_name="keys-prefix",
                                index_settings={"LANGUAGE_KEYS": "prefix"}, note="keyword leg, prefix keys"),
     # The gate's coverage floor at zero, every other rule kept (unknown names, rerank floor), for
     # each key scheme: each row records its question coverage, so bench/abstention_curve.py can
@@ -134,28 +97,18 @@ ARMS: dict[str, Arm] = {
                         index_settings={"EMBEDDING_BACKEND": "onnx"}, note="float ONNX vectors and queries"),
     "encoder_int8_alone": Arm(index_name="int8-alone", index_settings={"EMBEDDING_BATCH_SIZE": 1},
                               note="int8, each chunk encoded in a batch of its own"),
-    # Every scope under 20,000 visible chunks searched exactly, not through the shared graph (0069).
-    "vector_exact_20k": Arm({"RETRIEVAL_VECTOR_EXACT_BELOW": 20000}, note="exact vector scan below 20k chunks"),
     # The encoder fine-tuned on the tenant's own heading → section pairs (bench/adapt_encoder.py,
     # docs/decisions/0074): torch, vectors and questions both.
     "encoder_adapted": Arm(_ADAPTED, index_name="encoder-adapted", index_settings=_ADAPTED,
                            note="torch, fine-tuned on the tenant's heading → section pairs"),
-    "vector_adapted": Arm({**_ADAPTED, "RETRIEVAL_MODE": "vector"}, index_name="encoder-adapted",
+    "vector_adapted": Arm(_ADAPTED, mode="vector", index_name="encoder-adapted",
                           index_settings=_ADAPTED, note="the adapted encoder's dense leg alone, reranked (as vector)"),
-    # A word the vocabulary holds only inside a dotted identifier searches for it (0075); off:
-    "dotted_parts_off": Arm({"RETRIEVAL_DOTTED_PARTS": False},
-                            note="a word held only inside a dotted identifier stays unmatched (before 0075)"),
-    # A word no dictionary knows, absent and uncorrectable, counts as an unknown name (0077); off:
-    "coined_words_off": Arm({"RETRIEVAL_COINED_WORDS_AS_NAMES": False},
-                            note="an absent lower-case word no dictionary knows is not a name (before 0077)"),
     # The defaults, index rebuilt as a shadow: what a shadow arm moves with no setting changed (0083).
     "shadow_rebuilt": Arm(index_name="rebuilt", note="the same defaults, the index built again"),
-    # A release note allowed first whatever the question (before 0086).
-    "release_notes_first": Arm({"RETRIEVAL_RELEASE_NOTES_NOT_FIRST": False}),
     "multi_query": Arm(retrieval="multi_query", needs_provider=True,
                        note="retrieval only: the model rephrases the question, rankings fused"),
 }
-DEFAULT_ARMS = ("hybrid", "vector", "keyword", "keyword_ts_rank_cd", "hybrid_no_rerank")
+DEFAULT_ARMS = ("hybrid", "vector", "keyword", "hybrid_no_rerank")
 
 
 def skip_reason(arm: Arm) -> str | None:

@@ -52,12 +52,13 @@ def _contains(text: str, needle: str) -> bool:
     return needle.casefold() in text.casefold()
 
 
-def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, ChunkInfo]) -> dict[str, Any]:
+def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, ChunkInfo],
+           mode: str | None = None) -> dict[str, Any]:
     """Tenant and audience probes: the source must not be retrieved (zero tolerance)."""
     asker = Tenant.objects.get(slug=case.tenant) if case.tenant else tenant
     audiences = [case.audience or golden.audience]
     result = search(scope=reader_scope(tenant=asker, audiences=audiences), query=case.question,
-                    ts_config=asker.text_search_config, k=10, language=asker.language)
+                    ts_config=asker.text_search_config, k=10, mode=mode, language=asker.language)
     forbidden = {(l.source, l.document_slug) for l in case.expected}
     leaked = [f"{c.source_type}:{c.slug}" for c in result.candidates
               if asker.pk == tenant.pk and (c.source_type, c.slug) in forbidden]
@@ -78,6 +79,7 @@ class _Run:
     archived_docs: set[tuple[str, str]]
     judge: Judge | None
     chain: Any = None
+    mode: str | None = None  # the arm's one leg, or None: the product's search
     latencies: list[float] = field(default_factory=list)
     stages: dict[str, list[float]] = field(default_factory=dict)
 
@@ -94,7 +96,7 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
     chunks = chunks if chunks is not None else tenant_chunks(tenant)
     relevant, errors = resolve(golden, chunks)
     run = _Run(golden=golden, tenant=tenant, chunks=chunks, relevant=relevant, judge=judge, chain=chain,
-               archived_docs={(i.source_type, i.slug) for i in chunks.values() if i.archived})
+               mode=spec.mode or None, archived_docs={(i.source_type, i.slug) for i in chunks.values() if i.archived})
     report = ArmReport(arm=arm)
     with override_settings(CACHE_ENABLED=False, **spec.settings):
         # Questions encoded by one runtime against vectors of another rank by neither (0060): an
@@ -116,7 +118,7 @@ def _run_case(run: _Run, case: Case) -> tuple[dict[str, Any], list[str]]:
     if case.type == "greeting":
         return {"id": case.id, "type": case.type, "passed": match_greeting(case.question) is not None}, []
     if case.type in ("tenant_probe", "audience_probe"):
-        outcome = _probe(case, run.golden, run.tenant, run.chunks)
+        outcome = _probe(case, run.golden, run.tenant, run.chunks, run.mode)
         return outcome, [] if outcome["passed"] else [f"{case.id}: {case.type} retrieved {outcome['leaked']}"]
     started = time.perf_counter()
     if run.chain is not None:
@@ -125,7 +127,8 @@ def _run_case(run: _Run, case: Case) -> tuple[dict[str, Any], list[str]]:
         run.latencies.append((time.perf_counter() - started) * 1000)
         return _retrieval_row(case, retrieved, run.relevant, run.chunks), []
     result = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.question,
-                    history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True)
+                    history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True,
+                    mode=run.mode)
     run.latencies.append((time.perf_counter() - started) * 1000)
     for stage, ms in result.stage_ms.items():
         run.stages.setdefault(stage, []).append(ms)

@@ -19,7 +19,7 @@ from django.db import connection
 from psycopg import sql
 
 from corpus.encoders.embedding import vector_literal as vector_text
-from corpus.language.keys import WeightedKey, dictionary_lemma, question_keys, scheme_for, words
+from corpus.language.keys import WeightedKey, question_keys, scheme_for
 from corpus.language.terms import exact_terms
 from retrieval.querytext import clean_query, written_names, written_words
 from tenants.scope import ChunkQuery, TenantScope
@@ -68,8 +68,7 @@ def name_lexemes(text: str, *, ts_config: str, language: str = "en") -> frozense
     text = clean_query(text)
     names = written_names(text)
     if scheme_for(language) != "simple":
-        return frozenset(group[0].key for group in question_keys(" ".join(names), language=language)) | (
-            known_word_lemmas(text, language=language) if settings.ANSWER_GATE_UNKNOWN_WORDS else frozenset())
+        return frozenset(group[0].key for group in question_keys(" ".join(names), language=language))
     if not names:
         return frozenset()
     with connection.cursor() as cursor:  # no tenant data: to_tsvector over the names only
@@ -88,21 +87,6 @@ def written_lexemes(text: str, *, ts_config: str) -> dict[str, str]:
         cursor.execute("SELECT w, u.lexeme FROM unnest(%s::text[]) AS w,"
                        " unnest(to_tsvector(%s::regconfig, w)) AS u", [written, ts_config])
         return {lexeme: word for word, lexeme in cursor.fetchall()}
-
-
-def known_word_lemmas(text: str, *, language: str) -> frozenset[str]:
-    """The lemma keys of the question's lower-case words the dictionary knows (stop words left
-    out), treated like names by 0051's rule when ANSWER_GATE_UNKNOWN_WORDS is on: such a word
-    is no typo, so a lemma no visible chunk holds is something the pages never mention. A word
-    whose stem or folded key some chunk holds keeps only those keys (select_keys), so its
-    lemma never counts as unknown; a word the dictionary does not know stays a typo to correct.
-    Measured and not adopted on demo-tlapka (docs/decisions/0050, "Measured again")."""
-    names = {name.lower() for name in written_names(text)}  # names are 0051's already
-    lemmas: list[str] = []
-    for word in dict.fromkeys(w for w in words(text) if w is not None and w not in names):
-        if dictionary_lemma(word, language)[1]:
-            lemmas.extend(group[0].key for group in question_keys(word, language=language))
-    return frozenset(lemmas)
 
 
 # Measured on the 110k-row bench table (2 cores, warm, vectors stored inline: retrieval
@@ -135,13 +119,7 @@ def vector_leg(scope: TenantScope, query_vector: np.ndarray, *, limit: int, visi
     if path == "auto":
         if visible is None:
             visible = scope.corpus_totals()[0]
-        if visible < settings.RETRIEVAL_VECTOR_EXACT_BELOW:
-            # The shared graph is approximate, and other tenants' rows change which of this
-            # tenant's neighbours it finds: below this size the exact ranking is affordable (0069).
-            path = "exact"
-        else:
-            path = choose_vector_path(visible=visible, table_rows=scope.table_rows(), limit=limit,
-                                      ef_search=ef_search)
+        path = choose_vector_path(visible=visible, table_rows=scope.table_rows(), limit=limit, ef_search=ef_search)
     if path == "exact":
         # Index: corpus_chunk_tenant_doc_idx (bitmap) finds the scope's rows; every one is compared.
         local_settings = {"enable_indexscan": "off"}
@@ -205,6 +183,13 @@ def only_terms_sql(terms_param: str = "terms") -> str:
     return _ONLY_TERMS.replace("%(terms)s", f"%({terms_param})s")
 
 
+# Okapi BM25's usual constants (docs/decisions/0008).
+BM25_K1 = 1.2
+BM25_B = 0.75
+# The rarest query terms nominate candidates while their document frequencies add up to at most
+# this many chunks; every term scores them (nomination_query, docs/decisions/0028).
+BM25_NOMINATION_BUDGET = 1500
+
 # BM25's length normalisation of this chunk: k1 · (1 − b + b · |d| / avgdl).
 _NORM = "%(k1)s * (1 - %(b)s + %(b)s * c.term_count / %(avgdl)s)"
 
@@ -226,10 +211,6 @@ _BM25_SCORE = (
 def _quote(term: str) -> str:
     # Quoted lexemes are taken verbatim by the ::tsquery cast: no second stemming.
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _tsquery_any(terms: Sequence[str]) -> str:
-    return " | ".join(_quote(t) for t in terms)
 
 
 def nomination_query(terms: Sequence[str], df: dict[str, int], *, budget: int, chunks: int) -> str:
@@ -270,39 +251,26 @@ def nomination_query(terms: Sequence[str], df: dict[str, int], *, budget: int, c
     return " | ".join(parts)
 
 
-def keyword_leg(scope: TenantScope, terms: Sequence[str], stats: Bm25Stats, *, limit: int,
-                ranking: str = "bm25") -> list[LegHit]:
+def keyword_leg(scope: TenantScope, terms: Sequence[str], stats: Bm25Stats, *, limit: int) -> list[LegHit]:
     present = [t for t in terms if stats.df.get(t, 0) > 0]
     if not present:
         return []
+    lexemes = [t for t in present if not t.startswith("=")]
+    exact = [t for t in present if t.startswith("=")]
     params = {
-        "tsq": nomination_query(present, stats.df, budget=settings.RETRIEVAL_BM25_NOMINATION_BUDGET,
-                                 chunks=stats.chunk_count),
-        "k1": settings.RETRIEVAL_BM25_K1,
-        "b": settings.RETRIEVAL_BM25_B,
+        "tsq": nomination_query(present, stats.df, budget=BM25_NOMINATION_BUDGET, chunks=stats.chunk_count),
+        "k1": BM25_K1,
+        "b": BM25_B,
         "avgdl": stats.avg_length,
+        "lexemes": lexemes, "lexeme_idfs": [stats.idf[t] for t in lexemes],
+        "exact": exact, "exact_idfs": [stats.idf[t] for t in exact],
     }
-    if ranking == "ts_rank_cd":  # the baseline BM25 replaced; kept for the eval arm
-        query = ChunkQuery(
-            select=sql.SQL("c.id, ts_rank_cd(c.tsv, %(all)s::tsquery) AS score"),
-            where=sql.SQL("c.tsv @@ %(tsq)s::tsquery"),
-            order_by=sql.SQL("score DESC, c.id"),
-            limit=limit,
-            params={**params, "all": _tsquery_any(present)},
-        )
-    else:
-        lexemes = [t for t in present if not t.startswith("=")]
-        exact = [t for t in present if t.startswith("=")]
-        params.update({
-            "lexemes": lexemes, "lexeme_idfs": [stats.idf[t] for t in lexemes],
-            "exact": exact, "exact_idfs": [stats.idf[t] for t in exact],
-        })
-        query = ChunkQuery(
-            select=sql.SQL("c.id, " + _BM25_SCORE + " AS score"),
-            # Index: corpus_chunk_tsv_idx (GIN) finds the candidates; scoring reads their tsvector.
-            where=sql.SQL("c.tsv @@ %(tsq)s::tsquery"),
-            order_by=sql.SQL("score DESC, c.id"),
-            limit=limit,
-            params=params,
-        )
+    query = ChunkQuery(
+        select=sql.SQL("c.id, " + _BM25_SCORE + " AS score"),
+        # Index: corpus_chunk_tsv_idx (GIN) finds the candidates; scoring reads their tsvector.
+        where=sql.SQL("c.tsv @@ %(tsq)s::tsquery"),
+        order_by=sql.SQL("score DESC, c.id"),
+        limit=limit,
+        params=params,
+    )
     return [LegHit(r["id"], float(r["score"])) for r in scope.fetch(query)]

@@ -34,8 +34,14 @@ from retrieval.rerankers.stored import stored_token_states
 from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
 from tenants.scope import ChunkQuery, TenantScope
 
+# hybrid is the product's search; each leg alone is a diagnostic (`manage.py search --mode`, the
+# `vector` and `keyword` eval arms), and the keyword leg alone is how a language the encoder does
+# not read is searched (mode_for_language).
 MODES = ("hybrid", "vector", "keyword")
-EVIDENCE_MODES = ("calibrated", "absolute")
+# Keyword evidence: the chunk holds at least this IDF-weighted share of the question's terms.
+KEYWORD_COVERAGE_MIN = 0.4
+# A quoted identifier that at most this many visible chunks hold pins them (docs/decisions/0059).
+LITERAL_PIN_MAX_DF = 10
 
 
 @dataclass
@@ -62,7 +68,7 @@ class Candidate(ChunkRef):
     vector_similarity: float
     keyword_coverage: float
     matched_terms: list[str]
-    evidence: str = ""  # keyword | vector | keyword+vector | weak (calibrated) | none (absolute filter)
+    evidence: str = ""  # keyword | vector | keyword+vector | weak
     vector_margin: float = 0.0  # cosine above the scope's chance level (retrieval.calibration)
     rerank_logit: float | None = None
     rerank_probability: float | None = None
@@ -98,7 +104,6 @@ class SearchResult:
     terms: QueryTerms
     corrections: list[Correction]
     candidates: list[Candidate]  # best first
-    dropped: list[Candidate]  # failed the absolute filter (RETRIEVAL_EVIDENCE=absolute), for traces
     timings_ms: dict[str, float] = field(default_factory=dict)
     reranked: bool = False
     rerank_reason: str = "off"
@@ -127,7 +132,6 @@ class SearchResult:
             "exact_terms": list(self.terms.exact),
             "corrections": [c.__dict__ for c in self.corrections],
             "candidates": [c.as_trace() for c in self.candidates],
-            "dropped": [c.as_trace() for c in self.dropped],
             "timings_ms": self.timings_ms, "reranked": self.reranked, "rerank_reason": self.rerank_reason,
             "rerank_encoded": self.rerank_encoded,
             "query_coverage": round(self.query_coverage, 4), "chance": round(self.chance, 4),
@@ -172,11 +176,9 @@ def search(
     ts_config: str,
     k: int = 10,
     mode: str | None = None,
-    keyword_ranking: str | None = None,
     rerank: str | None = None,
     reranker: str | None = None,
     per_leg: int | None = None,
-    correct_typos: bool | None = None,
     query_vector: np.ndarray | None = None,
     language: str = "en",
 ) -> SearchResult:
@@ -189,32 +191,26 @@ def search(
     # for the keyword side; "embed" is then only the part of encoding that was not hidden.
     pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
-        terms, stats, corrections, unknown_names = _query_terms(scope, query, ts_config, correct_typos, language)
+        terms, stats, corrections, unknown_names = _query_terms(scope, query, ts_config, language)
     legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
-                                   query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG,
-                                   ranking=keyword_ranking or settings.RETRIEVAL_KEYWORD_RANKING)
+                                   query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG)
     with timer.stage("fuse"):
-        fused = reciprocal_rank_fusion(legs, k=settings.RETRIEVAL_RRF_K)
+        fused = reciprocal_rank_fusion(legs)
     with timer.stage("calibrate"):  # ~0 ms once a scope's chance level is known (retrieval.calibration)
         chance = calibration_for(scope, chunk_count=stats.chunk_count).chance
     with timer.stage("evidence"):
         candidates = _hydrate(scope, fused, query_vector, terms, stats)
-        passed, dropped = weigh_evidence(candidates, chance=chance, stats=stats)
-    result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=passed,
-                          dropped=dropped, query_vector=query_vector, chance=chance,
+        weigh_evidence(candidates, chance=chance, stats=stats)
+    result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=candidates,
+                          query_vector=query_vector, chance=chance,
                           best_similarity=max((c.vector_similarity for c in candidates), default=-1.0),
                           unknown_names=unknown_names, idf=dict(stats.idf))
-    if settings.RETRIEVAL_DIVERSIFY_BEFORE_RERANK:
-        # The reranker's head then holds RETRIEVAL_RERANK_DEPTH documents, not a few documents'
-        # several chunks each: a page that fused 21st is not lost behind a page's third chunk.
-        result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
     with timer.stage("rerank"):
         _maybe_rerank(scope, result, rerank or rerank_for_language(language),
                       reranker or settings.RETRIEVAL_RERANKER)
-    result.candidates = pin_rare_literals(result.candidates, terms, stats, settings.RETRIEVAL_LITERAL_PIN_MAX_DF)
+    result.candidates = pin_rare_literals(result.candidates, terms, stats, LITERAL_PIN_MAX_DF)
     result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
-    if settings.RETRIEVAL_RELEASE_NOTES_NOT_FIRST:
-        result.candidates = release_notes_not_first(result.candidates, question=query)
+    result.candidates = release_notes_not_first(result.candidates, question=query)
     result.candidates = result.candidates[:k]
     context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
     result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
@@ -224,25 +220,20 @@ def search(
 
 
 def mode_for_language(language: str) -> str:
-    """The configured mode, except that `hybrid` in a language the encoder was not trained on
-    is the keyword leg alone: an English model's nearest neighbours of a Czech question are
-    noise that fusion ranks above keyword hits (docs/decisions/0062)."""
-    mode = settings.RETRIEVAL_MODE
-    if mode == "hybrid" and not encoder_reads(language):
-        return settings.RETRIEVAL_UNREAD_LANGUAGE_MODE
-    return mode
+    """`hybrid`, except in a language the encoder was not trained on: the keyword leg alone, since
+    an English model's nearest neighbours of a Czech question are noise that fusion ranks above
+    keyword hits (docs/decisions/0062)."""
+    return "hybrid" if encoder_reads(language) else "keyword"
 
 
 def rerank_for_language(language: str) -> str:
-    """The configured rerank mode, or RETRIEVAL_UNREAD_LANGUAGE_RERANK in a language the encoder
-    was not trained on: on demo-tlapka the English reranker took the right page out of first
-    place in 24 questions and put it there in 10 (docs/decisions/0062)."""
-    if encoder_reads(language):
-        return settings.RETRIEVAL_RERANK_MODE
-    return settings.RETRIEVAL_UNREAD_LANGUAGE_RERANK
+    """The configured rerank mode, or none in a language the encoder was not trained on: on
+    demo-tlapka the English reranker took the right page out of first place in 24 questions and
+    put it there in 10 (docs/decisions/0062)."""
+    return settings.RETRIEVAL_RERANK_MODE if encoder_reads(language) else "off"
 
 
-def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: bool | None,
+def _query_terms(scope: TenantScope, query: str, ts_config: str,
                  language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction], tuple[str, ...]]:
     """The terms, their statistics, typo corrections, and the unknown names."""
     terms = query_terms(query, ts_config=ts_config, language=language)
@@ -254,35 +245,32 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str, correct_typos: 
     unknown = [t for t in terms.lexemes if not stats.df.get(t)]
     names = name_lexemes(query, ts_config=ts_config, language=language) if unknown else frozenset()
     written = written_lexemes(query, ts_config=ts_config) if unknown and not keyed else {}
-    if unknown and not keyed and settings.RETRIEVAL_DOTTED_PARTS:
+    if unknown and not keyed:
         lexemes, parts = resolve_dotted_parts(scope, terms.lexemes, stats.df, written=written)
         if parts:
             terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups)
             stats = bm25_stats(scope, terms.all)
-    typos: list[Correction] = []
-    if settings.RETRIEVAL_TYPO_CORRECTION if correct_typos is None else correct_typos:
-        lexemes, typos = correct_terms(scope, terms.lexemes, stats.df, names=names)
-        if typos:
-            weights = {t: terms.weights.get(t, 1.0) for t in lexemes} if keyed else {}
-            terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups, weights=weights)
-            stats = bm25_stats(scope, terms.all, terms.weights)
+    lexemes, typos = correct_terms(scope, terms.lexemes, stats.df, names=names)
+    if typos:
+        weights = {t: terms.weights.get(t, 1.0) for t in lexemes} if keyed else {}
+        terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups, weights=weights)
+        stats = bm25_stats(scope, terms.all, terms.weights)
     if keyed and not typos:
         stats = bm25_stats(scope, terms.all, terms.weights)
     resolved = {part.original for part in parts}
     named = tuple(t for t in unknown if t in names and t not in resolved)
-    if written and settings.RETRIEVAL_COINED_WORDS_AS_NAMES:
+    if written:
         named += coined_words(terms.lexemes, stats.df, written=written, language=language, names=names)
     return terms, stats, parts + typos, named
 
 
 def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,
-              pending: Future[np.ndarray] | None, query_vector: np.ndarray | None, per_leg: int,
-              ranking: str) -> tuple[dict[str, list[int]], np.ndarray]:
+              pending: Future[np.ndarray] | None, query_vector: np.ndarray | None,
+              per_leg: int) -> tuple[dict[str, list[int]], np.ndarray]:
     legs: dict[str, list[int]] = {}
     if mode in ("hybrid", "keyword"):
         with timer.stage("keyword"):
-            legs["keyword"] = [h.chunk_id for h in keyword_leg(scope, terms.all, stats, limit=per_leg,
-                                                               ranking=ranking)]
+            legs["keyword"] = [h.chunk_id for h in keyword_leg(scope, terms.all, stats, limit=per_leg)]
     with timer.stage("embed"):
         if pending is not None:
             query_vector = pending.result()
@@ -334,7 +322,7 @@ def counts_for_coverage(term: str) -> bool:
     """The one rule for which question words a page is expected to hold: the coverage here and
     the missing word's pull (retrieval.pull) both read it. A word dating the asker's incident
     does not count (0068)."""
-    return not (settings.RETRIEVAL_COVERAGE_SKIPS_WHEN and is_when_word(term))
+    return not is_when_word(term)
 
 
 def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm25Stats) -> float:
@@ -346,45 +334,25 @@ def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm
     return sum(stats.idf.get(t, 0.0) for t in found) / total
 
 
-def weigh_evidence(candidates: Sequence[Candidate], *, chance: float,
-                   stats: Bm25Stats) -> tuple[list[Candidate], list[Candidate]]:
+def weigh_evidence(candidates: Sequence[Candidate], *, chance: float, stats: Bm25Stats) -> None:
     """Label each candidate's evidence, calibrated to the scope; drop none (docs/decisions/0042).
 
     Vector evidence: a cosine at least RETRIEVAL_MIN_VECTOR_MARGIN above the scope's chance
     level. Keyword evidence: the chunk holds a term rare in this scope (IDF at least half of
-    what an absent term gets) and RETRIEVAL_KEYWORD_COVERAGE_MIN of the question's IDF mass,
+    what an absent term gets) and KEYWORD_COVERAGE_MIN of the question's IDF mass,
     so `id`, `insert` and `row` never count on their own. An absolute cosine floor and a
     share rule alone dropped the best semantic match of paraphrased questions on corpora
     they were not tuned on; ranking now keeps every candidate. The labels decide which
-    context chunks count toward the gate's question coverage; RETRIEVAL_EVIDENCE=absolute
-    restores the 0009 filter (eval arm `hybrid_before_0042`).
+    context chunks count toward the gate's question coverage.
     """
-    if settings.RETRIEVAL_EVIDENCE not in EVIDENCE_MODES:
-        raise ValueError(f"evidence {settings.RETRIEVAL_EVIDENCE!r} is not one of {', '.join(EVIDENCE_MODES)}")
-    if settings.RETRIEVAL_EVIDENCE == "absolute":
-        return _absolute_filter(candidates)
     rare = math.log(2 * stats.chunk_count + 2) / 2
     for candidate in candidates:
         candidate.vector_margin = candidate.vector_similarity - chance
-        keyword = (candidate.keyword_coverage >= settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
+        keyword = (candidate.keyword_coverage >= KEYWORD_COVERAGE_MIN
                    and any(stats.idf.get(t, 0.0) >= rare for t in candidate.matched_terms))
         reasons = [name for name, held in (
             ("keyword", keyword), ("vector", candidate.vector_margin >= settings.RETRIEVAL_MIN_VECTOR_MARGIN)) if held]
         candidate.evidence = "+".join(reasons) or "weak"
-    return list(candidates), []
-
-
-def _absolute_filter(candidates: Sequence[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    coverage_min = settings.RETRIEVAL_KEYWORD_COVERAGE_MIN
-    floor = settings.RETRIEVAL_VECTOR_SIMILARITY_FLOOR
-    passed: list[Candidate] = []
-    dropped: list[Candidate] = []
-    for candidate in candidates:
-        reasons = [name for name, held in (("keyword", candidate.keyword_coverage >= coverage_min),
-                                           ("vector", candidate.vector_similarity >= floor)) if held]
-        candidate.evidence = "+".join(reasons) or "none"
-        (passed if reasons else dropped).append(candidate)
-    return passed, dropped
 
 
 def diversify(candidates: list[Candidate], per_document: int) -> list[Candidate]:
@@ -432,53 +400,33 @@ def _is_literal(term: str) -> bool:
     return any(ch.isdigit() or ch in "_." for ch in term)
 
 
-def should_rerank(candidates: Sequence[Candidate], mode: str, margin: float) -> tuple[bool, str]:
+RERANK_MODES = ("always", "off")
+
+
+def should_rerank(candidates: Sequence[Candidate], mode: str) -> tuple[bool, str]:
+    if mode not in RERANK_MODES:
+        raise ValueError(f"rerank mode {mode!r} is not always or off")
     if mode == "off" or len(candidates) < 2:
         return False, "off" if mode == "off" else "too few candidates"
-    if mode == "always":
-        return True, "always"
-    if mode == "conditional":
-        gap = candidates[0].fused_score - candidates[1].fused_score
-        if gap < margin:
-            return True, f"ambiguous: top fused gap {gap:.4f} < {margin}"
-        return False, f"clear: top fused gap {gap:.4f} >= {margin}"
-    raise ValueError(f"rerank mode {mode!r} is not off, always or conditional")
+    return True, "always"
 
 
 def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, reranker_name: str) -> None:
-    run, reason = should_rerank(result.candidates, mode, settings.RETRIEVAL_RERANK_MARGIN)
+    run, reason = should_rerank(result.candidates, mode)
     result.rerank_reason = reason
     if not run:
         return
     depth = settings.RETRIEVAL_RERANK_DEPTH
     head, tail = result.candidates[:depth], result.candidates[depth:]
     reranker = get_reranker(reranker_name)
-    read_states = reranker.reads_token_states and settings.RETRIEVAL_RERANK_STORED_STATES
-    states = stored_token_states(scope, [c.chunk_id for c in head]) if read_states else []
+    states = stored_token_states(scope, [c.chunk_id for c in head]) if reranker.reads_token_states else []
     result.rerank_encoded = sum(s is None for s in states) if states else len(head)
     scores = reranker.score(result.query, [c.content for c in head], token_states=states)
     for candidate, score in zip(head, scores):
         candidate.rerank_logit, candidate.rerank_probability = score.logit, score.probability
-    result.candidates = blend_rerank(head, settings.RETRIEVAL_RERANK_BLEND, settings.RETRIEVAL_RERANK_KEEP_TOP) + tail
+    # By logit: the sigmoid saturates. Fusion's order folded in lost at @5 (docs/decisions/0072).
+    result.candidates = sorted(head, key=lambda c: (-(c.rerank_logit or 0.0), c.chunk_id)) + tail
     result.reranked = True
-
-
-def blend_rerank(head: list[Candidate], fused_weight: float, keep_top: int = 0) -> list[Candidate]:
-    """The reranker's order (the shipped default), or with `fused_weight` > 0 the reciprocal-rank
-    fusion of that order with the one the candidates came in, fusion's, under the reranker's
-    first `keep_top`. A MaxSim the bi-encoder was never trained for reorders the head on its
-    own say; on pgdocs-dev2 it pushed pages both legs agreed on out of the top five. Measured
-    and not adopted: it lost two djangodocs-dev cases at @5 (docs/decisions/0072)."""
-    by_logit = sorted(head, key=lambda c: (-(c.rerank_logit or 0.0), c.chunk_id))  # the sigmoid saturates
-    if fused_weight <= 0:
-        return by_logit
-    fused_rank = {c.chunk_id: i for i, c in enumerate(head, start=1)}
-    score = {c.chunk_id: 1 / (60 + i) + fused_weight / (60 + fused_rank[c.chunk_id])
-             for i, c in enumerate(by_logit, start=1)}
-    kept = by_logit[:keep_top]
-    kept_ids = {c.chunk_id for c in kept}
-    rest = [c for c in head if c.chunk_id not in kept_ids]
-    return kept + sorted(rest, key=lambda c: (-score[c.chunk_id], fused_rank[c.chunk_id]))
 
 
 def multi_query_search(
@@ -488,8 +436,7 @@ def multi_query_search(
     """Rephrase the question N ways, search each, fuse the rankings (eval only, not the live path)."""
     variants = [query, *[v for v in rephrase(query) if v.strip() and v.strip() != query]]
     results = [search(scope=scope, query=v, ts_config=ts_config, k=k, **options) for v in variants]
-    fused = reciprocal_rank_fusion({f"q{i}": [c.chunk_id for c in r.candidates] for i, r in enumerate(results)},
-                                   k=settings.RETRIEVAL_RRF_K)
+    fused = reciprocal_rank_fusion({f"q{i}": [c.chunk_id for c in r.candidates] for i, r in enumerate(results)})
     pool = {c.chunk_id: c for r in results for c in r.candidates}
     combined = results[0]
     combined.candidates = [pool[f.chunk_id] for f in fused][:k]

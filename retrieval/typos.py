@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from django.conf import settings
-
 from corpus.language.keys import NAMESPACE_MARK, dictionary_lemma
 from tenants.scope import TenantScope
 
 _MIN_LENGTH = 4
+# The trigram similarity a vocabulary term needs to stand in for an absent question word.
+TYPO_SIMILARITY_MIN = 0.45
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
                 or term in names or term.startswith(NAMESPACE_MARK)):
             corrected.append(term)
             continue
-        candidates = scope.similar_terms(term, limit=1, threshold=settings.RETRIEVAL_TYPO_SIMILARITY_MIN)
+        candidates = scope.similar_terms(term, limit=1, threshold=TYPO_SIMILARITY_MIN)
         # Never to an exact identifier, nor to a stem, folded or prefix key (corpus/language/keys.py).
         if candidates and not candidates[0][0].startswith(("=", NAMESPACE_MARK)):
             found, similarity, _ = candidates[0]

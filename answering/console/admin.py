@@ -351,8 +351,7 @@ class TraceAdmin(TenantScopedAdmin):
     @admin.display(description="candidates")
     def candidates_display(self, obj: Trace) -> str:
         retrieval = obj.retrieval or {}
-        return parts.candidates_html(candidates=retrieval.get("candidates") or [],
-                                       dropped=len(retrieval.get("dropped") or []))
+        return parts.candidates_html(candidates=retrieval.get("candidates") or [])
 
     @admin.display(description="cost, tokens, cache")
     def cost_display(self, obj: Trace) -> str:

@@ -26,8 +26,8 @@ def history_html(*, question: str, history: Sequence[Mapping[str, str]]) -> Safe
     return _render("history", {"question": question, "history": list(history or [])})
 
 
-def candidates_html(*, candidates: Sequence[Mapping[str, Any]], dropped: int = 0) -> SafeString:
-    return _render("candidates", {"candidates": list(candidates or []), "dropped": dropped})
+def candidates_html(*, candidates: Sequence[Mapping[str, Any]]) -> SafeString:
+    return _render("candidates", {"candidates": list(candidates or [])})
 
 
 def gate_html(*, trace: Trace) -> SafeString:

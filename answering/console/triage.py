@@ -77,7 +77,7 @@ def _retrieval_reason(trace: Trace) -> str | None:
     if gate and not gate.get("passed", False):
         return f"the gate failed: {gate.get('reason') or 'no reason recorded'}"
     if not (trace.retrieval or {}).get("candidates"):
-        return "retrieval found no candidate that passed the evidence filter"
+        return "retrieval found no candidate"
     score, threshold, kind = gate.get("score"), gate.get("threshold"), gate.get("score_kind")
     if score is None or threshold is None:
         return "no gate score recorded"

@@ -96,6 +96,7 @@ class Ask(TypedDict, total=False):
     chain: ProviderChain | None
     use_default_chain: bool
     rerank: str | None
+    mode: str | None  # one leg alone (retrieval.search.MODES): the evaluation's diagnostic arms
 
 
 def answer(**ask: Unpack[Ask]) -> AnswerResult:
@@ -149,7 +150,7 @@ class Prepared:
     scope: TenantScope
     query: str  # the rewritten query: what was searched, and what the generator answers
     query_vector: np.ndarray
-    candidates: list[Candidate]  # passed the evidence filter, best first
+    candidates: list[Candidate]  # best first
     context: list[Candidate]  # the ones the generator reads
     sources: list[dict[str, Any]]  # the context, one entry per document, shown before any text
     chain: ProviderChain | None
@@ -162,7 +163,7 @@ class Prepared:
 def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
             history: Sequence[dict[str, str]] | None = None, conversation_id: str = "", contact: str = "",
             chain: ProviderChain | None = None, use_default_chain: bool = True,
-            rerank: str | None = None) -> Prepared | Finished:
+            rerank: str | None = None, mode: str | None = None) -> Prepared | Finished:
     """QuestionRejected for a question the pipeline does not take (answering/pipeline/limits.py).
     `contact` (a checked email, or '') goes on the escalation if the question escalates."""
     question = checked_question(question)
@@ -190,7 +191,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
             return Finished(trace.cached(hit), sources=hit.sources)
     with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
         found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
-                       query_vector=query_vector, language=tenant.language)
+                       mode=mode, query_vector=query_vector, language=tenant.language)
     trace.lap("retrieve")
     pull = _lacking_pull(scope, found, tenant)
     gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,

@@ -18,6 +18,9 @@ from django.conf import settings
 
 from retrieval.search import Candidate
 
+# The pull a missing word needs to forgive low coverage (fitted in docs/decisions/0067).
+PULL_RESCUE = 0.12
+
 
 @dataclass(frozen=True)
 class GateDecision:
@@ -26,7 +29,7 @@ class GateDecision:
     score_kind: str | None
     threshold: float | None
     reason: str
-    # Low coverage forgiven: "semantic" (cosine and reranker, 0061) or "pull" (a missing word, 0067).
+    # "pull" when low coverage was forgiven for a missing word's pull (0067), else "".
     rescue: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -52,7 +55,7 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
     minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
     rescue = ""
     if query_coverage is not None and query_coverage < minimum:
-        rescue = "semantic" if _semantic_rescue(candidates[0], margin) else "pull" if _pulled(lacking_pull) else ""
+        rescue = "pull" if _pulled(lacking_pull) else ""
         if not rescue:
             # The question's distinctive words appear nowhere in what was found ("Bitcoin" asked
             # of a corpus that never mentions it): topical neighbours are not an answer.
@@ -67,12 +70,9 @@ def _score_floor(top: Candidate, margin: float, vector_evidence: bool) -> GateDe
         if top.score < threshold:
             return GateDecision(False, top.score, "rerank", threshold, f"top rerank score {top.score:.4f} < {threshold}")
         return GateDecision(True, top.score, "rerank", threshold, "confident enough")
-    if top.score < settings.ANSWER_GATE_FUSION_MIN:
-        return GateDecision(False, top.score, "fusion", settings.ANSWER_GATE_FUSION_MIN,
-                            f"top fusion score {top.score:.4f} < {settings.ANSWER_GATE_FUSION_MIN}")
     floor = settings.RETRIEVAL_MIN_VECTOR_MARGIN
-    if not vector_evidence:
-        return GateDecision(True, top.score, "fusion", settings.ANSWER_GATE_FUSION_MIN,
+    if not vector_evidence:  # a fusion score, a rank statistic, is no evidence: no floor of its own
+        return GateDecision(True, top.score, "fusion", 0.0,
                             "confident enough: the question's coverage decides in a language the encoder does not read")
     if margin < floor:
         return GateDecision(False, margin, "vector_margin", floor,
@@ -84,14 +84,5 @@ def _pulled(lacking_pull: float | None) -> bool:
     """A paraphrase in a word the pages do not use ("throttled" of a page on rate limits): the
     word moves the question towards the evidence as a synonym would. A topic the pages never
     treat ("translate" asked of automation rules) moves it away (docs/decisions/0067)."""
-    return lacking_pull is not None and lacking_pull >= settings.ANSWER_GATE_PULL_RESCUE
+    return lacking_pull is not None and lacking_pull >= PULL_RESCUE
 
-
-def _semantic_rescue(top: Candidate, margin: float) -> bool:
-    """A paraphrase in words the pages do not use ("is the sandbox throttled?" of a page on test
-    mode's rate limits) covers little of the question, yet its best cosine stands far above
-    chance and the reranker is sure of the top: both semantic signals outvote the lexical one
-    (docs/decisions/0061). Only a reranked top counts: a fusion score says nothing here."""
-    if top.score_kind != "rerank" or top.rerank_probability is None:
-        return False
-    return margin >= settings.ANSWER_GATE_RESCUE_MARGIN and top.rerank_probability >= settings.ANSWER_GATE_RESCUE_RERANK

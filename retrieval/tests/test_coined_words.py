@@ -4,8 +4,6 @@ it. Its controls: a word the dictionary knows, a typo, chat shorthand."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from answering.pipeline.gate import confidence_gate
@@ -24,12 +22,8 @@ def _named(world: RetrievalWorld, question: str) -> tuple[str, ...]:
 
 
 @pytest.mark.django_db
-def test_a_word_no_dictionary_knows_is_a_name_the_pages_never_mention(retrieval_world: RetrievalWorld,
-                                                                      settings: Any) -> None:
+def test_a_word_no_dictionary_knows_is_a_name_the_pages_never_mention(retrieval_world: RetrievalWorld) -> None:
     question = "How long do refunds take when I pay through certbot?"
-    settings.RETRIEVAL_COINED_WORDS_AS_NAMES = False
-    assert _named(retrieval_world, question) == ()  # the control: 0051 sees no capital
-    settings.RETRIEVAL_COINED_WORDS_AS_NAMES = True
     result = search(scope=_scope(retrieval_world), query=question, ts_config="english", k=3)
     assert result.unknown_names == ("certbot",)
     decision = confidence_gate(result.candidates, result.query_coverage, unknown_names=result.unknown_names)
@@ -44,8 +38,7 @@ def test_a_word_no_dictionary_knows_is_a_name_the_pages_never_mention(retrieval_
     "How long do refunds take for order_77x?",  # the asker's own identifier
 ])
 def test_known_words_typos_shorthand_and_identifiers_are_not_names(retrieval_world: RetrievalWorld,
-                                                                   settings: Any, question: str) -> None:
-    settings.RETRIEVAL_COINED_WORDS_AS_NAMES = True
+                                                                   question: str) -> None:
     assert _named(retrieval_world, question) == ()
 
 

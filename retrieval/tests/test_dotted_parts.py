@@ -2,8 +2,8 @@
 
 PostgreSQL's parser keeps `acme.cache.backends.LedgerCache` as one host token, so a question
 naming `LedgerCache` alone matches no term: the keyword leg misses the section and 0051's rule
-calls the name unknown. With RETRIEVAL_DOTTED_PARTS the word searches for the identifier, read
-from the asker's own visible vocabulary only.
+would call the name unknown. The word searches for the identifier instead, read from the
+asker's own visible vocabulary only.
 """
 
 from __future__ import annotations
@@ -47,13 +47,8 @@ def _parts(result: Any) -> list[tuple[str, str]]:
 
 
 @pytest.mark.django_db
-def test_a_word_held_only_inside_a_dotted_identifier_searches_for_it(world: TenantScope, settings: Any) -> None:
+def test_a_word_held_only_inside_a_dotted_identifier_searches_for_it(world: TenantScope) -> None:
     question = "Which table does the LedgerCache keep its entries in?"
-    settings.RETRIEVAL_DOTTED_PARTS = False  # the control: the name is unknown, the leg misses it
-    off = search(scope=world, query=question, ts_config="english", k=3)
-    assert off.unknown_names == ("ledgercach",) and not _parts(off)
-
-    settings.RETRIEVAL_DOTTED_PARTS = True
     on = search(scope=world, query=question, ts_config="english", k=3)
     assert _parts(on) == [("ledgercach", "acme.cache.backends.ledgercache")]
     assert on.unknown_names == ()
@@ -63,10 +58,9 @@ def test_a_word_held_only_inside_a_dotted_identifier_searches_for_it(world: Tena
 
 
 @pytest.mark.django_db
-def test_a_part_is_read_only_from_the_askers_visible_vocabulary(world: TenantScope, settings: Any) -> None:
+def test_a_part_is_read_only_from_the_askers_visible_vocabulary(world: TenantScope) -> None:
     """An internal page's identifier and another tenant's are never what a public question's
     word resolves to: the name stays unknown, as if those pages did not exist."""
-    settings.RETRIEVAL_DOTTED_PARTS = True
     for name in ("QuokkaRotor", "MarmosetClock"):
         result = search(scope=world, query=f"How often does the {name} run?", ts_config="english", k=3)
         assert not _parts(result), name

@@ -26,7 +26,7 @@ def leg_texts(scope: TenantScope, question: str) -> set[str]:
     keyword = keyword_leg(scope, terms.all, stats, limit=50)
     ids = {h.chunk_id for h in vector + keyword}
     result = search(scope=scope, query=question, ts_config="english", k=50)
-    found = {c.content for c in result.candidates + result.dropped}
+    found = {c.content for c in result.candidates}
     vocabulary = {t for t, df in stats.df.items() if df}
     corrections = {c.corrected for c in result.corrections}
     return found | vocabulary | corrections | {str(i) for i in ids}

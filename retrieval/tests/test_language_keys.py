@@ -139,28 +139,18 @@ def _unknown(keyed: KeyedTenants, question: str) -> tuple[str, ...]:
 
 
 @pytest.mark.django_db
-def test_a_dictionary_word_no_page_holds_counts_as_unknown_only_when_switched_on(keyed: KeyedTenants) -> None:
-    """The candidate rule 0050 measured (ANSWER_GATE_UNKNOWN_WORDS, off): `koně` is a word the
-    dictionary knows (kůň) and no page holds in any form."""
+def test_a_dictionary_word_no_page_holds_is_no_unknown_name(keyed: KeyedTenants) -> None:
+    """`koně` is a word the dictionary knows (kůň) and no page holds in any form: only a word
+    written as a name counts (0051); counting such words too was measured and not adopted (0050)."""
     assert _unknown(keyed, "Venčíte také koně?") == ()
-    with override_settings(ANSWER_GATE_UNKNOWN_WORDS=True):
-        assert _unknown(keyed, "Venčíte také koně?") == ("kůň",)
 
 
 @pytest.mark.django_db
-def test_the_unknown_word_rule_spares_another_case_of_a_word_the_pages_hold(keyed: KeyedTenants) -> None:
-    """The pages say `pohádce`; the question says `pohádkách`: one lemma, so not unknown."""
-    with override_settings(ANSWER_GATE_UNKNOWN_WORDS=True):
-        assert _unknown(keyed, "Co se vypráví v pohádkách?") == ()
-
-
-@pytest.mark.django_db
-def test_the_unknown_word_rule_leaves_a_typo_to_correction(keyed: KeyedTenants) -> None:
+def test_a_typo_is_left_to_correction(keyed: KeyedTenants) -> None:
     """`pesot` is no word the dictionary knows (a typo of `pesto`) and no page holds any of its
     keys: it stays a typo, never an unknown name."""
-    with override_settings(ANSWER_GATE_UNKNOWN_WORDS=True):
-        result = search(scope=keyed.scopes["auto"], query="Připravíte pesot z bazalky?", ts_config="simple", language="cs",
-                        mode="keyword", rerank="off")
+    result = search(scope=keyed.scopes["auto"], query="Připravíte pesot z bazalky?", ts_config="simple", language="cs",
+                    mode="keyword", rerank="off")
     assert result.unknown_names == ()
     assert "pesot" in result.terms.lexemes or [c.original for c in result.corrections] == ["pesot"]
 
@@ -168,28 +158,25 @@ def test_the_unknown_word_rule_leaves_a_typo_to_correction(keyed: KeyedTenants) 
 @pytest.mark.django_db
 def test_a_language_the_encoder_does_not_read_is_searched_by_its_keyword_leg(keyed: KeyedTenants) -> None:
     """docs/decisions/0062: `hybrid` in Czech is the keyword leg alone (no chunk is ranked by the
-    English model's neighbours); in English, or with the rule switched off, both legs run.
-    Seen red with mode_for_language returning RETRIEVAL_MODE unchanged."""
-    def legs(language: str) -> set[str]:
+    English model's neighbours); in English, or where the encoder reads Czech, both legs run.
+    Seen red with mode_for_language returning `hybrid` whatever the language."""
+    def legs(language: str, mode: str | None = None) -> set[str]:
         result = search(scope=keyed.scopes["auto"], query="Kolikrát denně venčíte psa?", ts_config="simple",
-                        language=language, rerank="off", k=10)
+                        language=language, rerank="off", k=10, mode=mode)
         return {leg for c in result.candidates for leg in c.ranks}
 
     assert legs("cs") == {"keyword"}
     assert legs("en") == {"keyword", "vector"}
-    with override_settings(RETRIEVAL_UNREAD_LANGUAGE_MODE="hybrid"):
-        assert legs("cs") == {"keyword", "vector"}
     with override_settings(EMBEDDING_LANGUAGES=["en", "cs"]):
         assert legs("cs") == {"keyword", "vector"}
-    with override_settings(RETRIEVAL_MODE="vector"):  # an explicit mode is never narrowed
-        assert legs("cs") == {"vector"}
+    assert legs("cs", mode="vector") == {"vector"}  # an explicit mode is never narrowed
 
 
 @pytest.mark.django_db
 def test_the_english_reranker_does_not_reorder_a_language_it_does_not_read(keyed: KeyedTenants) -> None:
-    """docs/decisions/0062: RETRIEVAL_UNREAD_LANGUAGE_RERANK (off) decides for Czech, the
-    configured mode for English; an explicit rerank argument always wins. Seen red with
-    rerank_for_language returning RETRIEVAL_RERANK_MODE unchanged."""
+    """docs/decisions/0062: no reranking for Czech, the configured mode for English; an explicit
+    rerank argument always wins. Seen red with rerank_for_language returning RETRIEVAL_RERANK_MODE
+    unchanged."""
     def reranked(language: str, **options: Any) -> bool:
         return search(scope=keyed.scopes["auto"], query="Kolikrát denně venčíte psa?", ts_config="simple",
                       language=language, k=5, **options).reranked
@@ -198,5 +185,3 @@ def test_the_english_reranker_does_not_reorder_a_language_it_does_not_read(keyed
         assert not reranked("cs")
         assert reranked("en")
         assert reranked("cs", rerank="always")
-        with override_settings(RETRIEVAL_UNREAD_LANGUAGE_RERANK="always"):
-            assert reranked("cs")

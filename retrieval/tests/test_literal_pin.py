@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.test import override_settings
 
 from retrieval.legs import Bm25Stats, QueryTerms
 from retrieval.search import Candidate, SearchResult, pin_rare_literals, search
@@ -73,13 +72,13 @@ def test_names_with_an_underscore_a_dot_or_a_digit_are_literals(literal: str) ->
 
 
 @pytest.mark.django_db
-def test_search_pins_the_chunk_that_holds_a_quoted_code(retrieval_world: RetrievalWorld) -> None:
+def test_search_pins_the_chunk_that_holds_a_quoted_code(retrieval_world: RetrievalWorld,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     scope = TenantScope(tenant_id=retrieval_world.acme.tenant.id, audience_ids=(retrieval_world.acme.public_id,))
     question = "my webhook retries stop and the log says E1043"
-    with override_settings(RETRIEVAL_LITERAL_PIN_MAX_DF=3):
-        pinned = search(scope=scope, query=question, ts_config="english", k=5)
-    with override_settings(RETRIEVAL_LITERAL_PIN_MAX_DF=0):
-        plain = search(scope=scope, query=question, ts_config="english", k=5)
+    pinned = search(scope=scope, query=question, ts_config="english", k=5)
+    monkeypatch.setattr("retrieval.search.LITERAL_PIN_MAX_DF", 0)  # the control: no pin
+    plain = search(scope=scope, query=question, ts_config="english", k=5)
 
     def first_holder(result: SearchResult) -> int:
         held = [i for i, c in enumerate(result.candidates) if "=e1043" in c.matched_terms]

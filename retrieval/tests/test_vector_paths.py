@@ -45,25 +45,3 @@ def test_both_paths_return_the_same_neighbours(retrieval_world: RetrievalWorld) 
     auto = vector_leg(scope, vector, limit=5)
     assert exact and [h.chunk_id for h in exact] == [h.chunk_id for h in hnsw] == [h.chunk_id for h in auto]
     assert [round(h.score, 6) for h in exact] == sorted((round(h.score, 6) for h in exact), reverse=True)
-
-
-@pytest.mark.django_db
-def test_below_the_exact_size_the_graph_is_not_used(retrieval_world: RetrievalWorld, settings: Settings) -> None:
-    """RETRIEVAL_VECTOR_EXACT_BELOW (0069, an eval arm, off by default): a scope smaller than it
-    is scanned exactly even where the cost model would pick the graph."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    w = retrieval_world
-    scope = TenantScope(tenant_id=w.acme.tenant.id, audience_ids=(w.acme.public_id,))
-    vector = get_encoder().encode_one("How long do I have to ask for a refund?")
-
-    def statements(visible: int) -> str:
-        with CaptureQueriesContext(connection) as seen:
-            vector_leg(scope, vector, limit=5, visible=visible)
-        return " ".join(q["sql"] for q in seen.captured_queries)
-
-    # 50,000 visible rows is a large share of any table: the cost model's choice is the graph.
-    assert "hnsw" in statements(50_000) and "enable_indexscan" not in statements(50_000)
-    settings.RETRIEVAL_VECTOR_EXACT_BELOW = 60_000
-    assert "enable_indexscan" in statements(50_000) and "hnsw" not in statements(50_000)

@@ -104,7 +104,7 @@ def _ask(tenant: Tenant, audiences: tuple[str, ...]) -> None:
             records.feedback_record(tenant=tenant, audiences=list(audiences), trace_id=result.trace_id, vote=-1,
                                     comment=f"wrong about {word}")
     # An impossible gate: every question escalates, with what retrieval found and the asker's words.
-    with override_settings(ANSWER_GATE_RERANK_MIN=2.0, ANSWER_GATE_FUSION_MIN=2.0, CACHE_ENABLED=False):
+    with override_settings(ANSWER_GATE_RERANK_MIN=2.0, RETRIEVAL_MIN_VECTOR_MARGIN=9.0, CACHE_ENABLED=False):
         for question in own[::3]:
             answer(tenant=tenant, audiences=list(audiences), question=f"urgent: {question}", use_default_chain=False)
 

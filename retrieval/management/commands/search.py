@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.encoders.embedding import get_encoder
-from retrieval.search import MODES, search
+from retrieval.search import MODES, RERANK_MODES, search
 from tenants.cli import add_reader_arguments, reader_from
 from tenants.readers import reader_scope
 
@@ -19,8 +19,8 @@ class Command(BaseCommand):
         parser.add_argument("query")
         add_reader_arguments(parser)
         parser.add_argument("--k", type=int, default=5)
-        parser.add_argument("--mode", choices=MODES, help="default: RETRIEVAL_MODE, by the tenant's language")
-        parser.add_argument("--rerank", choices=["off", "always", "conditional"])
+        parser.add_argument("--mode", choices=MODES, help="default: hybrid, or keyword in a language the encoder does not read")
+        parser.add_argument("--rerank", choices=RERANK_MODES)
         parser.add_argument("--explain", action="store_true", help="legs, scores, corrections, verdicts, timings")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -44,9 +44,6 @@ class Command(BaseCommand):
             self.stdout.write(f"\nterms: {list(result.terms.lexemes)} exact: {list(result.terms.exact)}")
             for fix in result.corrections:
                 self.stdout.write(f"{fix.kind}: {fix.original} → {fix.corrected} (similarity {fix.similarity})")
-            for c in result.dropped:
-                self.stdout.write(f"dropped: {c.slug} — {c.heading_path}: cosine {c.vector_similarity:.3f}, "
-                                  f"coverage {c.keyword_coverage:.2f}")
             self.stdout.write(f"chance cosine in this scope {result.chance:.3f}; best cosine above it "
                               f"{result.vector_margin:.3f}; question coverage {result.query_coverage:.2f}")
             rerank_ms = result.timings_ms.get("rerank", 0.0)
