@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test typecheck stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
+.PHONY: install encoders db migrate demo run test typecheck settings-doc stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,10 @@ test: install browser-install encoders typecheck
 
 # mypy with django-stubs over the product apps and their tests (mypy.ini, docs/decisions/0095);
 # offline, no database: the plugin only imports config.settings. Cached in .mypy_cache.
+# docs/settings.md from config/settings.py (config/tests/test_settings_doc.py fails when it is stale).
+settings-doc: install
+	$(PY) -m config.settings_doc > docs/settings.md
+
 typecheck: install
 	$(PY) -m mypy
 

