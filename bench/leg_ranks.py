@@ -31,6 +31,7 @@ from evaluation.golden import load_golden  # noqa: E402
 from evaluation.locators import tenant_chunks  # noqa: E402
 from retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
 from retrieval.legs import bm25_stats, keyword_leg, query_terms, vector_leg  # noqa: E402
+from retrieval.config import RetrievalConfig  # noqa: E402
 from retrieval.search import search  # noqa: E402
 from tenants.models import Tenant  # noqa: E402
 from tenants.readers import reader_scope  # noqa: E402
@@ -66,7 +67,8 @@ def main() -> int:
         terms = query_terms(case.question, ts_config=tenant.text_search_config)
         stats = bm25_stats(scope, terms.all)
         vector = encoder.encode_one(case.question)
-        legs = {"vector": [h.chunk_id for h in vector_leg(scope, vector, limit=args.depth, visible=stats.chunk_count)],
+        legs = {"vector": [h.chunk_id for h in vector_leg(scope, vector, limit=args.depth, visible=stats.chunk_count,
+                                                          ef_search=RetrievalConfig.from_settings().hnsw_ef_search)],
                 "keyword": [h.chunk_id for h in keyword_leg(scope, terms.all, stats, limit=args.depth)]}
         per_leg = settings.RETRIEVAL_CANDIDATES_PER_LEG
         fused = [f.chunk_id for f in reciprocal_rank_fusion({k: v[:per_leg] for k, v in legs.items()})]

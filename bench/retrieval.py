@@ -79,6 +79,7 @@ def main() -> int:
     from evaluation.metrics import percentile
     from django.conf import settings
 
+    from retrieval.config import RetrievalConfig
     from retrieval.legs import choose_vector_path, vector_leg, vector_text
     from retrieval.search import search
     from tenants import actions
@@ -168,7 +169,8 @@ def main() -> int:
                 local_settings={"enable_indexscan": "off"},
             ))
             if path in ("auto", "hnsw"):
-                approx = [h.chunk_id for h in vector_leg(scope, query_vector, limit=fetch, path=path)][:10]
+                approx = [h.chunk_id for h in vector_leg(scope, query_vector, limit=fetch, path=path,
+                                                             ef_search=RetrievalConfig.from_settings().hnsw_ef_search)][:10]
             else:
                 approx = [r["id"] for r in scope.fetch(ChunkQuery(
                     select=sql.SQL("c.id"), order_by=sql.SQL("c.embedding <=> %(v)s::vector"), limit=10,

@@ -28,11 +28,11 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
 from psycopg import errors as pg_errors
 
+from cachelayer.config import CacheConfig
 from corpus.encoders.embedding import vector_literal as vector_text
 from tenants.rls import rls_transaction, set_local
 from tenants.scope import TenantScope
@@ -53,9 +53,9 @@ def has_identifier(query: str) -> bool:
     return bool(_IDENTIFIER.search(query))
 
 
-def generator_key(generator: str) -> str:
+def generator_key(generator: str, context_chunks: int) -> str:
     # v2: documents escaped inside per-request boundaries (0036); v1 answers were written without them.
-    return f"{generator}|prompt-v2|ctx{settings.ANSWER_CONTEXT_CHUNKS}"
+    return f"{generator}|prompt-v2|ctx{context_chunks}"
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,11 @@ def _hit(row: tuple[Any, ...], kind: str, similarity: float, tenant_id: int, aud
 
 
 def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray,
-           generator: str) -> CacheHit | None:
+           generator: str, config: CacheConfig | None = None) -> CacheHit | None:
+    """`config`: the flow's (answering.pipeline.config); a direct caller that passes none gets settings'."""
+    config = config or CacheConfig.from_settings()
     audiences = sorted(audience_ids)
-    key = generator_key(generator)
+    key = generator_key(generator, config.context_chunks)
     norm = normalise(query)
     with rls_transaction(tenant_id=tenant_id, audience_ids=audiences) as cursor:
         # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm).
@@ -113,7 +115,7 @@ def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vec
                 {"t": tenant_id, "a": audiences, "g": key, "v": vector_text(query_vector)},
             )
             row = cursor.fetchone()
-            if row and row[-1] >= settings.CACHE_SEMANTIC_MIN_SIMILARITY:
+            if row and row[-1] >= config.semantic_min_similarity:
                 hit = _hit(row, "semantic", float(row[-1]), tenant_id, audiences)
         if hit is not None:
             cursor.execute("UPDATE cachelayer_entry SET hits = hits + 1, last_hit_at = now() WHERE id = %s",
@@ -138,10 +140,11 @@ BUSY = "a chunk it was built from is being rewritten by an ingest that has not c
 def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray, generator: str,
           answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
           trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int],
-          contested_ids: Collection[int] = ()) -> Stored:
+          contested_ids: Collection[int] = (), config: CacheConfig | None = None) -> Stored:
     """Store an answered (never an abstained) result built from `chunk_ids`, of which the
     generator saw `contested_ids` contested. Nothing is stored unless all of them are still
-    live and as contested; identical concurrent stores keep one row."""
+    live and as contested; identical concurrent stores keep one row. `config` as lookup()'s."""
+    config = config or CacheConfig.from_settings()
     audiences = sorted(audience_ids)
     cited = sorted(set(chunk_ids))
     scope = TenantScope(tenant_id=tenant_id, audience_ids=tuple(audiences))
@@ -153,7 +156,7 @@ def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vect
             entry_id = _insert(cursor, tenant_id=tenant_id, audiences=audiences, query=query,
                                query_vector=query_vector, generator=generator, answer=answer, sources=sources,
                                conflict=conflict, provider=provider, model=model, trace_id=trace_id,
-                               cost_usd=cost_usd, chunk_ids=cited)
+                               cost_usd=cost_usd, chunk_ids=cited, config=config)
     except OperationalError as exc:
         if not isinstance(exc.__cause__, pg_errors.LockNotAvailable):
             raise
@@ -178,7 +181,7 @@ def _why_stale(cited: Sequence[int], contested: set[int], live: dict[int, bool])
 
 def _insert(cursor: Any, *, tenant_id: int, audiences: list[int], query: str, query_vector: np.ndarray,
             generator: str, answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
-            trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int]) -> int | None:
+            trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int], config: CacheConfig) -> int | None:
     # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm) for the conflict.
     cursor.execute(
         "INSERT INTO cachelayer_entry (tenant_id, audience_ids, generator_key, query_norm, query_embedding,"
@@ -187,11 +190,11 @@ def _insert(cursor: Any, *, tenant_id: int, audiences: list[int], query: str, qu
         " VALUES (%(t)s, %(a)s::bigint[], %(g)s, %(q)s, %(v)s::vector, %(i)s, %(ans)s, %(s)s::jsonb, %(c)s, %(gen)s,"
         " %(p)s, %(m)s, %(tr)s, %(cost)s, %(exp)s)"
         " ON CONFLICT (tenant_id, audience_ids, generator_key, query_norm) DO NOTHING RETURNING id",
-        {"t": tenant_id, "a": audiences, "g": generator_key(generator), "q": normalise(query),
+        {"t": tenant_id, "a": audiences, "g": generator_key(generator, config.context_chunks), "q": normalise(query),
          "v": vector_text(query_vector), "i": has_identifier(query), "ans": answer,
          "s": _json(sources), "c": conflict, "gen": generator, "p": provider, "m": model, "tr": trace_id,
          "cost": Decimal(str(round(cost_usd, 6))),
-         "exp": timezone.now() + timedelta(seconds=settings.CACHE_TTL_SECONDS)},
+         "exp": timezone.now() + timedelta(seconds=config.ttl_seconds)},
     )
     row = cursor.fetchone()
     if row is None:

@@ -9,6 +9,8 @@ from typing import Any
 
 from answering.providers import Message, ProviderError, reply_json
 from answering.providers.chain import AllProvidersFailed, ProviderChain
+from answering.pipeline.config import Configuration, configuration
+from answering.pipeline.limits import last_turns
 from answering.pipeline.rewriting import rewrite_query
 from answering.providers.spend import TenantMeter
 from retrieval.search import multi_query_search
@@ -38,10 +40,11 @@ def llm_rephraser(chain: ProviderChain) -> Callable[[str], list[str]]:
 
 
 def multi_query_retrieve(*, tenant: Tenant, audience: str, question: str, history: Sequence[dict[str, str]],
-                         chain: ProviderChain) -> list[dict[str, Any]]:
+                         chain: ProviderChain, config: Configuration | None = None) -> list[dict[str, Any]]:
+    config = config or configuration()
     chain = chain.metered(TenantMeter(tenant=tenant), stage="multi_query")  # the evaluated tenant pays (0037)
-    rewrite = rewrite_query(question, list(history), chain)
+    rewrite = rewrite_query(question, last_turns(history, config.answer.history_turns), chain)
     result = multi_query_search(scope=reader_scope(tenant=tenant, audiences=[audience]), query=rewrite.query,
                                 ts_config=tenant.text_search_config, rephrase=llm_rephraser(chain),
-                                language=tenant.language)
+                                language=tenant.language, config=config.retrieval)
     return [c.as_trace() for c in result.candidates]

@@ -16,6 +16,7 @@ from django.test.utils import override_settings
 from tqdm import tqdm
 
 from answering.models import Trace
+from answering.pipeline.config import Configuration, configuration
 from answering.pipeline.greetings import match_greeting
 from answering.pipeline.flow import answer
 from answering.pipeline.flow import default_chain
@@ -53,12 +54,13 @@ def _contains(text: str, needle: str) -> bool:
 
 
 def _probe(case: Case, golden: GoldenSet, tenant: Tenant, chunks: dict[int, ChunkInfo],
-           mode: str | None = None) -> dict[str, Any]:
+           mode: str | None = None, config: Configuration | None = None) -> dict[str, Any]:
     """Tenant and audience probes: the source must not be retrieved (zero tolerance)."""
     asker = Tenant.objects.get(slug=case.tenant) if case.tenant else tenant
     audiences = [case.audience or golden.audience]
     result = search(scope=reader_scope(tenant=asker, audiences=audiences), query=case.question,
-                    ts_config=asker.text_search_config, k=10, mode=mode, language=asker.language)
+                    ts_config=asker.text_search_config, k=10, mode=mode, language=asker.language,
+                    config=(config or configuration()).retrieval)
     forbidden = {(l.source, l.document_slug) for l in case.expected}
     leaked = [f"{c.source_type}:{c.slug}" for c in result.candidates
               if asker.pk == tenant.pk and (c.source_type, c.slug) in forbidden]
@@ -80,6 +82,7 @@ class _Run:
     judge: Judge | None
     chain: Any = None
     mode: str | None = None  # the arm's one leg, or None: the product's search
+    config: Configuration | None = None  # the arm's: the settings' with its overrides, the cache off
     latencies: list[float] = field(default_factory=list)
     stages: dict[str, list[float]] = field(default_factory=dict)
 
@@ -98,7 +101,10 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
     run = _Run(golden=golden, tenant=tenant, chunks=chunks, relevant=relevant, judge=judge, chain=chain,
                mode=spec.mode or None, archived_docs={(i.source_type, i.slug) for i in chunks.values() if i.archived})
     report = ArmReport(arm=arm)
-    with override_settings(CACHE_ENABLED=False, **spec.settings):
+    # Index arms' query-time settings are read by the index side (language keys, the encoder),
+    # which takes no configuration yet; everything the answer path reads is the arm's configuration.
+    with override_settings(**spec.settings):
+        run.config = configuration().with_overrides({"answer.use_cache": False, **spec.overrides})
         # Questions encoded by one runtime against vectors of another rank by neither (0060): an
         # arm that would compare them is refused, naming both, before a case runs.
         report.encoder = get_encoder().identity
@@ -118,17 +124,17 @@ def _run_case(run: _Run, case: Case) -> tuple[dict[str, Any], list[str]]:
     if case.type == "greeting":
         return {"id": case.id, "type": case.type, "passed": match_greeting(case.question) is not None}, []
     if case.type in ("tenant_probe", "audience_probe"):
-        outcome = _probe(case, run.golden, run.tenant, run.chunks, run.mode)
+        outcome = _probe(case, run.golden, run.tenant, run.chunks, run.mode, run.config)
         return outcome, [] if outcome["passed"] else [f"{case.id}: {case.type} retrieved {outcome['leaked']}"]
     started = time.perf_counter()
     if run.chain is not None:
         retrieved = multi_query_retrieve(tenant=run.tenant, audience=run.golden.audience, question=case.question,
-                                         history=case.history, chain=run.chain)
+                                         history=case.history, chain=run.chain, config=run.config)
         run.latencies.append((time.perf_counter() - started) * 1000)
         return _retrieval_row(case, retrieved, run.relevant, run.chunks), []
     result = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.question,
                     history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True,
-                    mode=run.mode)
+                    mode=run.mode, config=run.config)
     run.latencies.append((time.perf_counter() - started) * 1000)
     for stage, ms in result.stage_ms.items():
         run.stages.setdefault(stage, []).append(ms)

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
@@ -112,10 +111,10 @@ def choose_vector_path(*, visible: int, table_rows: int, limit: int, ef_search: 
 
 
 def vector_leg(scope: TenantScope, query_vector: np.ndarray, *, limit: int, visible: int | None = None,
-               path: str = "auto") -> list[LegHit]:
+               path: str = "auto", ef_search: int) -> list[LegHit]:
+    """`ef_search`: pgvector's HNSW search breadth (RetrievalConfig.hnsw_ef_search)."""
     if path not in VECTOR_PATHS:
         raise ValueError(f"vector path {path!r} is not one of {', '.join(VECTOR_PATHS)}")
-    ef_search = settings.RETRIEVAL_HNSW_EF_SEARCH
     if path == "auto":
         if visible is None:
             visible = scope.corpus_totals()[0]

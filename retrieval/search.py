@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from psycopg import sql
 
 from corpus.encoders.embedding import encoder_reads, get_encoder
 from corpus.ingest.origin import source_url
+from retrieval.config import RetrievalConfig
 from retrieval.calibration import calibration_for
 from retrieval.fusion import Fused, reciprocal_rank_fusion
 from retrieval.legs import (
@@ -177,12 +177,14 @@ def search(
     k: int = 10,
     mode: str | None = None,
     rerank: str | None = None,
-    reranker: str | None = None,
-    per_leg: int | None = None,
     query_vector: np.ndarray | None = None,
     language: str = "en",
+    config: RetrievalConfig | None = None,
 ) -> SearchResult:
-    # Unset knobs come from settings, so an eval arm can flip one for the whole pipeline.
+    """`config`: what the surface built (answering.pipeline.config); a direct caller that passes
+    none (a test, a bench script) searches as settings say. `mode` and `rerank` override the
+    language's choice for one call (`manage.py search --mode/--rerank`, the diagnostic arms)."""
+    config = config or RetrievalConfig.from_settings()
     mode = mode or mode_for_language(language)
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
@@ -193,26 +195,25 @@ def search(
     with timer.stage("terms"):
         terms, stats, corrections, unknown_names = _query_terms(scope, query, ts_config, language)
     legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
-                                   query_vector=query_vector, per_leg=per_leg or settings.RETRIEVAL_CANDIDATES_PER_LEG)
+                                   query_vector=query_vector, config=config)
     with timer.stage("fuse"):
         fused = reciprocal_rank_fusion(legs)
     with timer.stage("calibrate"):  # ~0 ms once a scope's chance level is known (retrieval.calibration)
         chance = calibration_for(scope, chunk_count=stats.chunk_count).chance
     with timer.stage("evidence"):
         candidates = _hydrate(scope, fused, query_vector, terms, stats)
-        weigh_evidence(candidates, chance=chance, stats=stats)
+        weigh_evidence(candidates, chance=chance, stats=stats, min_vector_margin=config.min_vector_margin)
     result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=candidates,
                           query_vector=query_vector, chance=chance,
                           best_similarity=max((c.vector_similarity for c in candidates), default=-1.0),
                           unknown_names=unknown_names, idf=dict(stats.idf))
     with timer.stage("rerank"):
-        _maybe_rerank(scope, result, rerank or rerank_for_language(language),
-                      reranker or settings.RETRIEVAL_RERANKER)
+        _maybe_rerank(scope, result, rerank or rerank_for_language(language, config), config)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, LITERAL_PIN_MAX_DF)
-    result.candidates = diversify(result.candidates, settings.RETRIEVAL_MAX_CHUNKS_PER_DOCUMENT)
+    result.candidates = diversify(result.candidates, config.max_chunks_per_document)
     result.candidates = release_notes_not_first(result.candidates, question=query)
     result.candidates = result.candidates[:k]
-    context = result.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    context = result.candidates[: config.context_chunks]
     result.query_coverage = query_coverage([c for c in context if c.evidence != "weak"], terms, stats)
     result.timings_ms = timer.timings
     result.timings_ms["total"] = round(sum(timer.timings.values()), 2)
@@ -226,11 +227,11 @@ def mode_for_language(language: str) -> str:
     return "hybrid" if encoder_reads(language) else "keyword"
 
 
-def rerank_for_language(language: str) -> str:
+def rerank_for_language(language: str, config: RetrievalConfig) -> str:
     """The configured rerank mode, or none in a language the encoder was not trained on: on
     demo-tlapka the English reranker took the right page out of first place in 24 questions and
     put it there in 10 (docs/decisions/0062)."""
-    return settings.RETRIEVAL_RERANK_MODE if encoder_reads(language) else "off"
+    return config.rerank_mode if encoder_reads(language) else "off"
 
 
 def _query_terms(scope: TenantScope, query: str, ts_config: str,
@@ -266,7 +267,8 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str,
 
 def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,
               pending: Future[np.ndarray] | None, query_vector: np.ndarray | None,
-              per_leg: int) -> tuple[dict[str, list[int]], np.ndarray]:
+              config: RetrievalConfig) -> tuple[dict[str, list[int]], np.ndarray]:
+    per_leg = config.candidates_per_leg
     legs: dict[str, list[int]] = {}
     if mode in ("hybrid", "keyword"):
         with timer.stage("keyword"):
@@ -278,7 +280,8 @@ def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: 
     if mode in ("hybrid", "vector"):
         with timer.stage("vector"):
             legs["vector"] = [h.chunk_id for h in vector_leg(scope, query_vector, limit=per_leg,
-                                                            visible=stats.chunk_count)]
+                                                            visible=stats.chunk_count,
+                                                            ef_search=config.hnsw_ef_search)]
     return legs, query_vector
 
 
@@ -334,10 +337,11 @@ def query_coverage(candidates: Sequence[Candidate], terms: QueryTerms, stats: Bm
     return sum(stats.idf.get(t, 0.0) for t in found) / total
 
 
-def weigh_evidence(candidates: Sequence[Candidate], *, chance: float, stats: Bm25Stats) -> None:
+def weigh_evidence(candidates: Sequence[Candidate], *, chance: float, stats: Bm25Stats,
+                   min_vector_margin: float) -> None:
     """Label each candidate's evidence, calibrated to the scope; drop none (docs/decisions/0042).
 
-    Vector evidence: a cosine at least RETRIEVAL_MIN_VECTOR_MARGIN above the scope's chance
+    Vector evidence: a cosine at least `min_vector_margin` above the scope's chance
     level. Keyword evidence: the chunk holds a term rare in this scope (IDF at least half of
     what an absent term gets) and KEYWORD_COVERAGE_MIN of the question's IDF mass,
     so `id`, `insert` and `row` never count on their own. An absolute cosine floor and a
@@ -351,7 +355,7 @@ def weigh_evidence(candidates: Sequence[Candidate], *, chance: float, stats: Bm2
         keyword = (candidate.keyword_coverage >= KEYWORD_COVERAGE_MIN
                    and any(stats.idf.get(t, 0.0) >= rare for t in candidate.matched_terms))
         reasons = [name for name, held in (
-            ("keyword", keyword), ("vector", candidate.vector_margin >= settings.RETRIEVAL_MIN_VECTOR_MARGIN)) if held]
+            ("keyword", keyword), ("vector", candidate.vector_margin >= min_vector_margin)) if held]
         candidate.evidence = "+".join(reasons) or "weak"
 
 
@@ -411,14 +415,14 @@ def should_rerank(candidates: Sequence[Candidate], mode: str) -> tuple[bool, str
     return True, "always"
 
 
-def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, reranker_name: str) -> None:
+def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, config: RetrievalConfig) -> None:
     run, reason = should_rerank(result.candidates, mode)
     result.rerank_reason = reason
     if not run:
         return
-    depth = settings.RETRIEVAL_RERANK_DEPTH
+    depth = config.rerank_depth
     head, tail = result.candidates[:depth], result.candidates[depth:]
-    reranker = get_reranker(reranker_name)
+    reranker = get_reranker(config.reranker)
     states = stored_token_states(scope, [c.chunk_id for c in head]) if reranker.reads_token_states else []
     result.rerank_encoded = sum(s is None for s in states) if states else len(head)
     scores = reranker.score(result.query, [c.content for c in head], token_states=states)

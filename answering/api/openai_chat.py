@@ -28,6 +28,7 @@ from answering.api.openai_messages import (
 from answering.api.openai_schemas import ERRORS, STREAMED, ChatCompletionOut, ModelListOut, ModelOut
 from answering.language import asker_language, in_active_language
 from answering.handoff.followups import ContactInvalid, contact_given
+from answering.pipeline.config import configuration
 from answering.pipeline.conversations import conversation_bound, key_principal
 from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sources, answer, answer_stream
 from answering.pipeline.limits import QuestionRejected
@@ -113,7 +114,7 @@ def chat_completions(request: HttpRequest, body: ChatIn) -> Any:
                     history=conversation.history,
                     conversation_id=conversation_bound(principal=key_principal(api_key_id=principal.api_key.pk),
                                                        client_id=conversation.conversation_id),
-                    use_default_chain=uses_chain, contact=contact)
+                    use_default_chain=uses_chain, contact=contact, config=configuration())
     completion = _Completion(principal=principal, body=body, conversation=conversation,
                      completion_id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()),
                      include_usage=bool(body.stream_options and body.stream_options.include_usage))

@@ -20,6 +20,7 @@ from answering.pipeline.flow import AnswerResult, Ask, Delta, Done, Event, Sourc
 from answering.pipeline.limits import (MAX_CONVERSATION_ID_CHARS, MAX_HISTORY_TURNS, MAX_QUESTION_CHARS,
                                        QuestionRejected)
 from answering.pipeline.citations import Source
+from answering.pipeline.config import configuration
 from answering.pipeline.conversations import conversation_bound, key_principal
 from answering.pipeline.records import feedback_record
 from answering.sse import EventStreamResponse, sse
@@ -166,7 +167,7 @@ def ask(request: HttpRequest, body: AskIn) -> Any:
                                          client_id=body.conversation_id)
     arguments = Ask(tenant=principal.tenant, audiences=list(principal.audiences), question=body.question,
                     history=[turn.dict() for turn in body.history], conversation_id=conversation_id,
-                    contact=contact)
+                    contact=contact, config=configuration())
     slug = principal.tenant.slug
     # The abstention and greeting texts in the asker's language, the tenant's by default (0050):
     # the chat page's rule, so a Czech help centre's API clients read Czech too.

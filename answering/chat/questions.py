@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from answering.pipeline.config import configuration
 from answering.pipeline.limits import MAX_CONVERSATION_ID_CHARS, MAX_QUESTION_CHARS, QuestionRejected, history_turns
 
 MAX_HISTORY_FIELD_CHARS = 64 * 1024
@@ -39,7 +40,7 @@ def _history(raw: str) -> list[dict[str, str]]:
                                               for t in turns):
         raise AskInvalid(UNREADABLE)
     try:
-        return history_turns(turns)
+        return history_turns(turns, configuration().answer.history_turns)
     except QuestionRejected as exc:
         raise AskInvalid(UNREADABLE) from exc
 

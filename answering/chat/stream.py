@@ -12,6 +12,7 @@ from typing import assert_never
 
 from django.utils.html import escape
 
+from answering.pipeline.config import configuration
 from answering.pipeline.conversations import chat_principal, conversation_bound
 from answering.pipeline.flow import Delta, Done, Event, Sources, answer_stream
 from answering.pipeline.limits import QuestionRejected
@@ -46,7 +47,7 @@ def chat_events(*, tenant: Tenant, ask: PendingAsk, audiences: list[str], contac
                                          client_id=ask.conversation_id)
     try:
         for event in answer_stream(tenant=tenant, audiences=audiences, question=ask.question, history=ask.history,
-                                   conversation_id=conversation_id, contact=contact):
+                                   conversation_id=conversation_id, contact=contact, config=configuration()):
             yield event_bytes(event, tenant=tenant, turn_id=ask.turn_id, contact=contact)
     except QuestionRejected as exc:
         yield sse(render.failed_html(message=str(exc)), event="done")

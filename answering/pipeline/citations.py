@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 
 from answering.pipeline.drafts import Draft
 from corpus.encoders.embedding import get_encoder
@@ -119,8 +118,10 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
     return CitedAnswer(text=text, sources=sources, flags=flags)
 
 
-def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate]) -> list[ClaimCheck]:
-    """Similarity of each answer sentence to the chunks it cites (one batched encode)."""
+def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate], *,
+                               min_similarity: float) -> list[ClaimCheck]:
+    """Similarity of each answer sentence to the chunks it cites (one batched encode); below
+    `min_similarity` to every chunk it cites, a claim is weak."""
     if not answer.sources:
         return []
     chunk_of_number = {s.number: s.chunk_id for s in answer.sources}
@@ -137,7 +138,7 @@ def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate]) ->
     cited_ids = list(dict.fromkeys(cid for _, ids in claims for cid in ids))
     vectors = get_encoder().encode([c for c, _ in claims] + [content[cid] for cid in cited_ids])
     claim_vectors, chunk_vectors = vectors[: len(claims)], dict(zip(cited_ids, vectors[len(claims):]))
-    minimum = settings.ANSWER_CITATION_MIN_SIMILARITY
+    minimum = min_similarity
     checks = []
     for (claim, ids), vector in zip(claims, claim_vectors):
         similarity = max(float(np.dot(vector, chunk_vectors[cid])) for cid in ids)

@@ -18,13 +18,13 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 
 from answering.pipeline.drafts import Draft
 from answering.pipeline.listings import enclosing_listing, inside_listing, is_code, is_fragment, listing_after
 from corpus.ingest.chunking import HEADING_SEPARATOR
 from corpus.encoders.embedding import get_encoder
 from corpus.language.terms import exact_terms
+from retrieval.config import RetrievalConfig
 from retrieval.search import Candidate
 
 # A sentence ends before a capital (Czech ones too: "Čekáte-li…"), a digit or a quote.
@@ -240,10 +240,14 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Senten
     return picked
 
 
-def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None) -> Draft:
+def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None,
+                   context_chunks: int | None = None) -> Draft:
     """`emphasis`: the question without the missing word whose pull let it past the gate
-    (retrieval.pull); sentences are then scored by what that word adds."""
-    context = candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    (retrieval.pull); sentences are then scored by what that word adds. `context_chunks`: the
+    flow's (RetrievalConfig.context_chunks); a direct caller that passes none gets settings'."""
+    if context_chunks is None:
+        context_chunks = RetrievalConfig.from_settings().context_chunks
+    context = candidates[:context_chunks]
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
                  for s in _quotable(_body(c)) if not looks_like_instruction(s) and not is_filler(s)]
     identifiers = [t[1:] for t in exact_terms(question)]

@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, NamedTuple, Required, TypedDict, Unpack
 
 import numpy as np
-from django.conf import settings
 from django.utils.translation import gettext
 
 from answering.pipeline import records
 from answering.pipeline.citations import CitedAnswer, check_claims_by_similarity, context_sources, finalize
+from answering.pipeline.config import Configuration, configuration
 from answering.pipeline.drafts import Draft
 from answering.pipeline.extractive import extract_answer
 from answering.pipeline.gate import GateDecision, confidence_gate
@@ -97,6 +97,7 @@ class Ask(TypedDict, total=False):
     use_default_chain: bool
     rerank: str | None
     mode: str | None  # one leg alone (retrieval.search.MODES): the evaluation's diagnostic arms
+    config: Configuration | None  # what the surface built; None: as settings say now
 
 
 def answer(**ask: Unpack[Ask]) -> AnswerResult:
@@ -122,7 +123,7 @@ def _events(step: Prepared | Finished) -> Iterator[Event]:
 
 
 def default_chain() -> ProviderChain | None:
-    return ProviderChain.from_settings() if settings.ANSWER_PROVIDERS.strip() else None
+    return ProviderChain.configured()
 
 
 def generator_name(chain: ProviderChain | None) -> str:
@@ -155,6 +156,7 @@ class Prepared:
     sources: list[dict[str, Any]]  # the context, one entry per document, shown before any text
     chain: ProviderChain | None
     generator: str
+    config: Configuration
     # The question without the missing word whose pull let it past the gate (0067), for the
     # extractive answerer; None when coverage passed on its own.
     emphasis: str | None = None
@@ -163,11 +165,14 @@ class Prepared:
 def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
             history: Sequence[dict[str, str]] | None = None, conversation_id: str = "", contact: str = "",
             chain: ProviderChain | None = None, use_default_chain: bool = True,
-            rerank: str | None = None, mode: str | None = None) -> Prepared | Finished:
+            rerank: str | None = None, mode: str | None = None,
+            config: Configuration | None = None) -> Prepared | Finished:
     """QuestionRejected for a question the pipeline does not take (answering/pipeline/limits.py).
-    `contact` (a checked email, or '') goes on the escalation if the question escalates."""
+    `contact` (a checked email, or '') goes on the escalation if the question escalates. `config`:
+    the surface's (answering.pipeline.config); a direct caller that passes none gets settings'."""
+    config = config or configuration()
     question = checked_question(question)
-    turns = history_turns(history)
+    turns = history_turns(history, config.answer.history_turns)
     reply = greeting_reply(question)
     if reply is not None:
         return Finished(AnswerResult(text=reply, action="greeting", generator="greeting"))
@@ -177,42 +182,44 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
     chain = spend.chain_within_cap(tenant=tenant, chain=chain if chain is not None else (
         default_chain() if use_default_chain else None), meter=meter)
     trace = TraceBuilder(tenant=tenant, meter=meter, question=question, turns=turns, audiences=list(audiences),
-                         conversation_id=conversation_id, contact=contact)
+                         conversation_id=conversation_id, abstain_text=config.answer.abstain_text, contact=contact)
     rewrite = rewrite_query(question, turns, chain)
     trace.rewritten(rewrite)
     scope = reader_scope(tenant=tenant, audiences=list(audiences))
     query_vector = get_encoder().encode_one(rewrite.query)
     generator = generator_name(chain)
-    if settings.CACHE_ENABLED:
+    if config.answer.use_cache:
         hit = cache.lookup(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
-                           query_vector=query_vector, generator=generator)
+                           query_vector=query_vector, generator=generator, config=config.cache)
         trace.lap("cache")
         if hit is not None:
             return Finished(trace.cached(hit), sources=hit.sources)
     with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
         found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
-                       mode=mode, query_vector=query_vector, language=tenant.language)
+                       mode=mode, query_vector=query_vector, language=tenant.language, config=config.retrieval)
     trace.lap("retrieve")
-    pull = _lacking_pull(scope, found, tenant)
+    pull = _lacking_pull(scope, found, tenant, config)
     gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,
-                           vector_evidence=encoder_reads(tenant.language), lacking_pull=pull.pull if pull else None)
+                           vector_evidence=encoder_reads(tenant.language), lacking_pull=pull.pull if pull else None,
+                           config=config.gate)
     trace.searched(found, gate, pull)
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))
-    context = found.candidates[: settings.ANSWER_CONTEXT_CHUNKS]
+    context = found.candidates[: config.retrieval.context_chunks]
     return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
                     candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
-                    generator=generator, emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
+                    generator=generator, config=config, emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
 
 
-def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant) -> LackingPull | None:
+def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant,
+                  config: Configuration) -> LackingPull | None:
     """Only for a question the coverage rule would escalate, in a language the encoder reads:
     an encode more, ~10 ms (docs/decisions/0067)."""
     if (found.unknown_names or not encoder_reads(tenant.language) or not found.candidates
-            or found.query_coverage >= settings.ANSWER_GATE_MIN_QUERY_COVERAGE):
+            or found.query_coverage >= config.gate.min_query_coverage):
         return None
     return lacking_word_pull(scope, found, ts_config=tenant.text_search_config,
-                             context_chunks=settings.ANSWER_CONTEXT_CHUNKS)
+                             context_chunks=config.retrieval.context_chunks)
 
 
 # -- stage two: generation, citations, the trace ----------------------------------------------------
@@ -238,10 +245,11 @@ def complete(prepared: Prepared) -> AnswerResult:
     cited = finalize(draft, prepared.context)
     if not cited.sources:
         return trace.escalate("model_declined", "the answer cited nothing from the context", draft)
-    cited.claims = check_claims_by_similarity(cited, prepared.context)
+    cited.claims = check_claims_by_similarity(cited, prepared.context,
+                                              min_similarity=prepared.config.answer.citation_min_similarity)
     trace.lap("citations")
     trace_id = trace.answered(draft, cited)
-    if settings.CACHE_ENABLED:
+    if prepared.config.answer.use_cache:
         _cache_store(prepared, generator=generator, draft=draft, cited=cited, trace_id=trace_id)
     return AnswerResult(
         text=cited.text, action="answered", sources=[s.as_dict() for s in cited.sources], trace_id=trace_id,
@@ -252,13 +260,17 @@ def complete(prepared: Prepared) -> AnswerResult:
 
 def _generate(prepared: Prepared) -> tuple[Draft, str] | Abstention:
     """The draft, and the generator name its cache entry is filed under."""
+    context_chunks = prepared.config.retrieval.context_chunks
     try:
         if prepared.chain:
             try:
-                return generate_with_model(prepared.query, prepared.candidates, prepared.chain), prepared.generator
+                return generate_with_model(prepared.query, prepared.candidates, prepared.chain,
+                                           context_chunks=context_chunks,
+                                           max_tokens=prepared.config.answer.max_tokens), prepared.generator
             except spend.SpendCapReached:  # this question's own earlier calls reached the cap
                 pass
-        return extract_answer(prepared.query, prepared.candidates, emphasis=prepared.emphasis), generator_name(None)
+        return (extract_answer(prepared.query, prepared.candidates, emphasis=prepared.emphasis,
+                               context_chunks=context_chunks), generator_name(None))
     except AllProvidersFailed as exc:
         return Abstention("providers_failed", str(exc), Draft.declined_by("llm", str(exc), attempts=exc.attempts))
     except ValueError as exc:  # the model's output failed the schema
@@ -272,7 +284,7 @@ def _cache_store(prepared: Prepared, *, generator: str, draft: Draft, cited: Cit
                          sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict,
                          provider=draft.provider, model=draft.model, trace_id=trace_id, cost_usd=draft.cost_usd,
                          chunk_ids=[c.chunk_id for c in context],
-                         contested_ids=[c.chunk_id for c in context if c.contested])
+                         contested_ids=[c.chunk_id for c in context if c.contested], config=prepared.config.cache)
     if stored.skipped:  # said on the trace: why a repeat of this question will not be a hit
         records.trace_note(tenant=tenant, trace_id=trace_id, note={"cache_store": stored.as_dict()})
 
@@ -290,6 +302,7 @@ class TraceBuilder:
     turns: list[dict[str, str]]
     audiences: list[str]
     conversation_id: str
+    abstain_text: str  # AnswerConfig.abstain_text
     contact: str = ""
     stage_ms: dict[str, float] = field(default_factory=dict)
     rewrite: Rewrite | None = None
@@ -352,7 +365,7 @@ class TraceBuilder:
                                             history=self.turns, candidates=self.retrieved, trace_fields=fields,
                                             contact_email=self.contact)
         # The configured text, in the asker's language when the catalogue has it (the default does).
-        return AnswerResult(text=gettext(settings.ANSWER_ABSTAIN_TEXT), action="escalated", trace_id=trace.pk,
+        return AnswerResult(text=gettext(self.abstain_text), action="escalated", trace_id=trace.pk,
                             escalation_id=escalation.pk, follow_up_id=escalation.public_id,
                             generator=trace.generator, rewritten_query=self.query, retrieved=self.retrieved,
                             stage_ms=self.stage_ms)

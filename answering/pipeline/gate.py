@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from django.conf import settings
-
+from answering.pipeline.config import GateConfig
 from retrieval.search import Candidate
 
 # The pull a missing word needs to forgive low coverage (fitted in docs/decisions/0067).
@@ -38,21 +37,24 @@ class GateDecision:
 
 def confidence_gate(candidates: list[Candidate], query_coverage: float | None = None,
                     vector_margin: float | None = None, unknown_names: tuple[str, ...] = (),
-                    vector_evidence: bool = True, lacking_pull: float | None = None) -> GateDecision:
+                    vector_evidence: bool = True, lacking_pull: float | None = None,
+                    config: GateConfig | None = None) -> GateDecision:
     """`vector_margin` is the search's (SearchResult.vector_margin); without it, the best margin
     among `candidates` stands in (lower when the best cosine was reranked out of them).
     `unknown_names`: SearchResult.unknown_names. `vector_evidence` is False in a language the
     encoder does not read (docs/decisions/0062): its cosines are no floor for a fusion score.
-    `lacking_pull`: retrieval.pull's number for the question's most distinctive missing word."""
+    `lacking_pull`: retrieval.pull's number for the question's most distinctive missing word.
+    `config`: the flow's (answering.pipeline.config); a direct caller that passes none gets settings'."""
+    config = config or GateConfig.from_settings()
     if not candidates:
         return GateDecision(False, None, None, None, "no candidate came back")
-    if unknown_names and settings.ANSWER_GATE_UNKNOWN_NAMES:
+    if unknown_names and config.unknown_names:
         # A product or project the documentation never mentions ("a Flask blueprint" asked of
         # Django's docs): its neighbours answer another question (docs/decisions/0051).
         return GateDecision(False, None, "unknown_name", None,
                             f"the question names {', '.join(unknown_names)}, which no visible document mentions")
     margin = max(c.vector_margin for c in candidates) if vector_margin is None else vector_margin
-    minimum = settings.ANSWER_GATE_MIN_QUERY_COVERAGE
+    minimum = config.min_query_coverage
     rescue = ""
     if query_coverage is not None and query_coverage < minimum:
         rescue = "pull" if _pulled(lacking_pull) else ""
@@ -61,16 +63,16 @@ def confidence_gate(candidates: list[Candidate], query_coverage: float | None = 
             # of a corpus that never mentions it): topical neighbours are not an answer.
             return GateDecision(False, query_coverage, "query_coverage", minimum,
                                 f"query coverage {query_coverage:.2f} < {minimum}")
-    return replace(_score_floor(candidates[0], margin, vector_evidence), rescue=rescue)
+    return replace(_score_floor(candidates[0], margin, vector_evidence, config), rescue=rescue)
 
 
-def _score_floor(top: Candidate, margin: float, vector_evidence: bool) -> GateDecision:
+def _score_floor(top: Candidate, margin: float, vector_evidence: bool, config: GateConfig) -> GateDecision:
     if top.score_kind == "rerank":
-        threshold = settings.ANSWER_GATE_RERANK_MIN
+        threshold = config.rerank_min
         if top.score < threshold:
             return GateDecision(False, top.score, "rerank", threshold, f"top rerank score {top.score:.4f} < {threshold}")
         return GateDecision(True, top.score, "rerank", threshold, "confident enough")
-    floor = settings.RETRIEVAL_MIN_VECTOR_MARGIN
+    floor = config.min_vector_margin
     if not vector_evidence:  # a fusion score, a rank statistic, is no evidence: no floor of its own
         return GateDecision(True, top.score, "fusion", 0.0,
                             "confident enough: the question's coverage decides in a language the encoder does not read")

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.conf import settings
 
 from retrieval.querytext import clean_query
 
 MAX_QUESTION_CHARS = 4000
 # The most earlier turns one request may carry: REST refuses more (its documented contract),
 # the OpenAI-compatible endpoint keeps the most recent (its clients resend whole conversations).
-# Of those, the pipeline reads the last settings.ANSWER_HISTORY_TURNS (history_turns below).
+# Of those, the pipeline reads the last AnswerConfig.history_turns (history_turns below).
 MAX_HISTORY_TURNS = 20
 MAX_CONVERSATION_ID_CHARS = 64
 HISTORY_ROLES = ("user", "assistant")
@@ -36,13 +35,14 @@ def checked_question(question: str | None) -> str:
     return text
 
 
-def last_turns(history: Sequence[dict[str, str]]) -> list[dict[str, str]]:
-    """The window of the conversation the pipeline reads: its last settings.ANSWER_HISTORY_TURNS turns."""
-    return list(history)[-settings.ANSWER_HISTORY_TURNS:]
+def last_turns(history: Sequence[dict[str, str]], keep: int) -> list[dict[str, str]]:
+    """The window of the conversation the pipeline reads: its last `keep` turns
+    (AnswerConfig.history_turns)."""
+    return list(history)[-keep:]
 
 
-def history_turns(history: Sequence[dict[str, str]] | None) -> list[dict[str, str]]:
-    """The turns the pipeline reads (last_turns), each cut to the question limit. QuestionRejected
+def history_turns(history: Sequence[dict[str, str]] | None, keep: int) -> list[dict[str, str]]:
+    """The turns the pipeline reads (the last `keep`), each cut to the question limit. QuestionRejected
     for a turn, read or not, that is neither the user's nor the assistant's."""
     turns = []
     for turn in history or []:
@@ -50,4 +50,4 @@ def history_turns(history: Sequence[dict[str, str]] | None) -> list[dict[str, st
         if role not in HISTORY_ROLES:
             raise QuestionRejected(f"history role {role!r} is not user or assistant")
         turns.append({"role": role, "content": content})
-    return [{**turn, "content": clean_query(turn["content"])[:MAX_QUESTION_CHARS]} for turn in last_turns(turns)]
+    return [{**turn, "content": clean_query(turn["content"])[:MAX_QUESTION_CHARS]} for turn in last_turns(turns, keep)]

@@ -6,7 +6,6 @@ import re
 import secrets
 from collections.abc import Sequence
 
-from django.conf import settings
 
 from answering.pipeline.citations import MARKER
 from answering.pipeline.drafts import Draft
@@ -106,14 +105,15 @@ def _renumber(answer: str, candidates: Sequence[Candidate], flags: list[str]) ->
     return MARKER.sub(chunk_marker, answer)
 
 
-def generate_with_model(question: str, candidates: Sequence[Candidate], chain: ProviderChain) -> Draft:
-    context = list(candidates[: settings.ANSWER_CONTEXT_CHUNKS])
+def generate_with_model(question: str, candidates: Sequence[Candidate], chain: ProviderChain, *,
+                        context_chunks: int, max_tokens: int) -> Draft:
+    context = list(candidates[:context_chunks])
     boundary = new_boundary()
     messages = [
         Message("system", system_prompt(boundary)),
         Message("user", render_prompt(question, context, boundary=boundary)),
     ]
-    completion = chain.complete(messages, temperature=0.0, max_tokens=settings.ANSWER_MAX_TOKENS, json_output=True)
+    completion = chain.complete(messages, temperature=0.0, max_tokens=max_tokens, json_output=True)
     draft = parse_structured(completion.text, context)
     draft.generator = f"llm:{completion.model}"
     draft.provider, draft.model = completion.provider, completion.model

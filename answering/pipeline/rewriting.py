@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from answering.pipeline.limits import last_turns
 from answering.providers import Completion, Message
 from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached
 
@@ -55,8 +54,8 @@ def validate_rewrite(candidate: str, question: str) -> str | None:
     return None
 
 
-def rewrite_query(question: str, history: Sequence[dict[str, str]], chain: ProviderChain | None) -> Rewrite:
-    turns = last_turns(history)
+def rewrite_query(question: str, turns: Sequence[dict[str, str]], chain: ProviderChain | None) -> Rewrite:
+    """`turns`: the window of the conversation the pipeline reads (limits.last_turns)."""
     if not turns:
         return Rewrite(question, "none", "first turn")
     if chain:

@@ -149,6 +149,11 @@ class ProviderChain:
         providers = [build_provider(c) for c in parse_provider_configs(settings.ANSWER_PROVIDERS)]
         return cls(list(reversed(providers)) if reverse else providers)
 
+    @classmethod
+    def configured(cls) -> ProviderChain | None:
+        """The operator's chain, or None when no provider is configured (the extractive answerer answers)."""
+        return cls.from_settings() if settings.ANSWER_PROVIDERS.strip() else None
+
     def metered(self, meter: CallMeter, *, stage: str | None = None) -> ProviderChain:
         """The same providers, billed to `meter`; `stage` names calls that do not name their own."""
         return ProviderChain(self.providers, meter=meter, stage=stage or self.stage)

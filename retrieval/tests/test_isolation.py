@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from corpus.encoders.embedding import get_encoder
+from retrieval.config import RetrievalConfig
 from retrieval.legs import bm25_stats, keyword_leg, query_terms, vector_leg
 from retrieval.search import search
 from retrieval.tests.conftest import RetrievalWorld
@@ -20,7 +21,7 @@ def acme_public(w: RetrievalWorld) -> TenantScope:
 
 
 def leg_texts(scope: TenantScope, question: str) -> set[str]:
-    vector = vector_leg(scope, get_encoder().encode_one(question), limit=50)
+    vector = vector_leg(scope, get_encoder().encode_one(question), limit=50, ef_search=RetrievalConfig.from_settings().hnsw_ef_search)
     terms = query_terms(question, ts_config="english")
     stats = bm25_stats(scope, terms.all)
     keyword = keyword_leg(scope, terms.all, stats, limit=50)

@@ -7,6 +7,7 @@ import pytest
 from pytest_django import Settings
 
 from corpus.encoders.embedding import get_encoder
+from retrieval.config import RetrievalConfig
 from retrieval.legs import choose_vector_path, vector_leg
 from retrieval.tests.conftest import RetrievalWorld
 from tenants.scope import TenantScope
@@ -32,7 +33,7 @@ def test_tiny_scopes_and_unknown_table_sizes() -> None:
 def test_an_unknown_path_is_refused(retrieval_world: RetrievalWorld) -> None:
     scope = TenantScope(tenant_id=retrieval_world.acme.tenant.id, audience_ids=(retrieval_world.acme.public_id,))
     with pytest.raises(ValueError, match="vector path 'ivf'"):
-        vector_leg(scope, get_encoder().encode_one("refunds"), limit=5, path="ivf")
+        vector_leg(scope, get_encoder().encode_one("refunds"), limit=5, path="ivf", ef_search=RetrievalConfig.from_settings().hnsw_ef_search)
 
 
 @pytest.mark.django_db
@@ -40,8 +41,8 @@ def test_both_paths_return_the_same_neighbours(retrieval_world: RetrievalWorld) 
     w = retrieval_world
     scope = TenantScope(tenant_id=w.acme.tenant.id, audience_ids=(w.acme.public_id, w.acme.customer_id))
     vector = get_encoder().encode_one("How long do I have to ask for a refund?")
-    exact = vector_leg(scope, vector, limit=5, path="exact")
-    hnsw = vector_leg(scope, vector, limit=5, path="hnsw")
-    auto = vector_leg(scope, vector, limit=5)
+    exact = vector_leg(scope, vector, limit=5, path="exact", ef_search=RetrievalConfig.from_settings().hnsw_ef_search)
+    hnsw = vector_leg(scope, vector, limit=5, path="hnsw", ef_search=RetrievalConfig.from_settings().hnsw_ef_search)
+    auto = vector_leg(scope, vector, limit=5, ef_search=RetrievalConfig.from_settings().hnsw_ef_search)
     assert exact and [h.chunk_id for h in exact] == [h.chunk_id for h in hnsw] == [h.chunk_id for h in auto]
     assert [round(h.score, 6) for h in exact] == sorted((round(h.score, 6) for h in exact), reverse=True)

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from answering.pipeline.config import configuration
 from answering.pipeline.flow import answer
 from answering.pipeline.limits import QuestionRejected
 from tenants.cli import add_reader_arguments, reader_from
@@ -21,7 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         tenant, audiences = reader_from(options)
         try:
-            result = answer(tenant=tenant, audiences=audiences, question=options["question"])
+            result = answer(tenant=tenant, audiences=audiences, question=options["question"], config=configuration())
         except (QuestionRejected, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(result.text)

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.encoders.embedding import get_encoder
+from retrieval.config import RetrievalConfig
 from retrieval.search import MODES, RERANK_MODES, search
 from tenants.cli import add_reader_arguments, reader_from
 from tenants.readers import reader_scope
@@ -30,7 +31,8 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         result = search(scope=scope, query=options["query"], ts_config=tenant.text_search_config,
-                        k=options["k"], mode=options["mode"], rerank=options["rerank"], language=tenant.language)
+                        k=options["k"], mode=options["mode"], rerank=options["rerank"], language=tenant.language,
+                        config=RetrievalConfig.from_settings())
         if not result.candidates:
             self.stdout.write("No chunk came back: nothing relevant in this corpus.")
         for position, c in enumerate(result.candidates, start=1):
