@@ -9,6 +9,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from corpus.encoders.embedding import SCHEMA_DIMENSION
+
 
 def _database_status() -> dict[str, object]:
     try:
@@ -40,7 +42,7 @@ def health_body() -> tuple[dict[str, object], bool]:
         "database": database,
         "embedding": {
             "model": settings.EMBEDDING_MODEL_NAME,
-            "dimension": settings.EMBEDDING_DIMENSION,
+            "dimension": SCHEMA_DIMENSION,
         },
     }
     return body, healthy

