@@ -135,14 +135,13 @@ bench-peer: install pgdocs-install $(PEER_STAMP)
 	$(PY) bench/ingest_vs_peer.py $(PEER_ARGS)
 
 # One command: install the manual, ingest it as tenant pgdocs, run the developer set with the
-# query-time arms and encoder_torch (the same pipeline on a shadow index encoded by PyTorch,
-# built once in about 5 minutes and reused: the encoders compared in one run, 0060);
-# contextual_llm and multi_query are reported skipped without a provider. The indexing arms build a shadow tenant once (~25 min each on 2 cores) and reuse it:
+# query-time arms; contextual_llm and multi_query are reported skipped without a provider.
+# The indexing arms build a shadow tenant once (~25 min each on 2 cores) and reuse it:
 # `make pgdocs-eval-indexing` runs the index rebuilt with the same defaults (the noise floor an
 # indexing change is read against, 0083) and the model-written blurbs (skipped without a provider).
 pgdocs-eval: pgdocs
 	$(PY) manage.py eval --golden evaluation/golden/pgdocs-dev.yaml \
-	  --arms hybrid,hybrid_no_rerank,vector,keyword,encoder_torch,contextual_llm,multi_query \
+	  --arms hybrid,hybrid_no_rerank,vector,keyword,contextual_llm,multi_query \
 	  --json bench/results/eval-pgdocs.json --html bench/results/eval-pgdocs.html
 
 pgdocs-eval-indexing: pgdocs

@@ -1,9 +1,11 @@
-"""Compare key schemes (or any arms) at the same false-abstention rate, not at one floor.
+"""Compare arms at the same false-abstention rate, not at one floor.
 
-    .venv/bin/python bench/abstention_curve.py bench/results/eval-demo-tlapka-0062.json \
-        --base coverage_open --against keys_simple_coverage_open,keys_prefix_coverage_open \
-        --labels "coverage_open=lemma + stem keys,keys_simple_coverage_open=simple tokens,keys_prefix_coverage_open=prefix keys" \
-        --svg docs/img/abstention-tlapka.svg --json bench/results/abstention-tlapka.json
+    .venv/bin/python bench/abstention_curve.py REPORT.json \
+        --base coverage_open --against OTHER_coverage_open \
+        --labels "coverage_open=the defaults,OTHER_coverage_open=the variant" \
+        --svg docs/img/abstention.svg --json bench/results/abstention.json
+
+(0062 compared the Czech key schemes this way; those arms were removed with the schemes.)
 
 Each arm must have run with the gate's coverage floor at zero and every other rule kept
 (evaluation/arms.py, `*coverage_open`): its rows record the question coverage, and a case

@@ -98,7 +98,7 @@ def main() -> int:
     centers = rng.standard_normal((CLUSTERS, 384)).astype(np.float32)
     # With --rerank every row stores token states: 122 word pieces and [CLS]/[SEP], like a
     # chunk of the manual. A pool of 64 is cycled; MaxSim costs the same whatever the values.
-    state_pool = [pack(rng.standard_normal((124, 384)).astype(np.float32)) for _ in range(64)] if args.rerank else []
+    state_pool = [pack(rng.standard_normal((124, 384)).astype(np.float32), bits=4) for _ in range(64)] if args.rerank else []
 
     def vectors(n: int) -> np.ndarray:
         base = centers[rng.integers(0, CLUSTERS, n)] + 0.6 * rng.standard_normal((n, 384)).astype(np.float32)

@@ -269,10 +269,6 @@ WEBSYNC_MAX_RUN_SECONDS = env_int("WEBSYNC_MAX_RUN_SECONDS", default=3600, minim
 WEBSYNC_MAX_RUN_BYTES = env_int("WEBSYNC_MAX_RUN_BYTES", default=1024 * 1024 * 1024, minimum=1024 * 1024)
 # Word pieces per chunk, heading path included; always capped by the model's own limit.
 CHUNK_TARGET_TOKENS = env_int("CHUNK_TARGET_TOKENS", default=200, minimum=16)
-# Keys of a language PostgreSQL cannot stem (corpus/language/keys.py, docs/decisions/0050): auto (the
-# tenant's language decides), or the eval arms' baselines `simple` (no keys) and `prefix`.
-# Read at ingest and at query time alike.
-LANGUAGE_KEYS = env_str("LANGUAGE_KEYS", default="auto")
 # Dotted path of a callable(document=, chunks=, tenant=) -> list[str] writing a situating blurb per
 # chunk (contextual retrieval): `answering.pipeline.contextualize.contextualize` writes them through
 # ANSWER_PROVIDERS. Off by default: it needs a generation provider.

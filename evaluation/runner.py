@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.test.utils import override_settings
 from tqdm import tqdm
 
 from answering.models import Trace
@@ -92,7 +91,7 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
             judge: Judge | None = None) -> tuple[ArmReport, list[str]]:
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; known: {', '.join(ARMS)}")
-    spec = ARMS[arm].for_tenant(golden.tenant)
+    spec = ARMS[arm]
     chain = default_chain() if spec.retrieval == "multi_query" else None
     if spec.retrieval == "multi_query" and chain is None:
         raise ValueError(f"arm {arm} needs a model provider to rephrase with, and none is configured")
@@ -101,18 +100,15 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
     run = _Run(golden=golden, tenant=tenant, chunks=chunks, relevant=relevant, judge=judge, chain=chain,
                mode=spec.mode or None, archived_docs={(i.source_type, i.slug) for i in chunks.values() if i.archived})
     report = ArmReport(arm=arm)
-    # Index arms' query-time settings are read by the index side (language keys, the encoder),
-    # which takes no configuration yet; everything the answer path reads is the arm's configuration.
-    with override_settings(**spec.settings):
-        run.config = configuration().with_overrides({"answer.use_cache": False, **spec.overrides})
-        # Questions encoded by one runtime against vectors of another rank by neither (0060): an
-        # arm that would compare them is refused, naming both, before a case runs.
-        report.encoder = get_encoder().identity
-        refuse_mixed_encoder(tenant=tenant, encoder=report.encoder)
-        for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
-            row, failures = _run_case(run, case)
-            report.cases.append(row)
-            report.hard_failures.extend(failures)
+    run.config = configuration().with_overrides({"answer.use_cache": False, **spec.overrides})
+    # Questions encoded by one runtime against vectors of another rank by neither (0060): a run
+    # that would compare them is refused, naming both, before a case runs.
+    report.encoder = get_encoder().identity
+    refuse_mixed_encoder(tenant=tenant, encoder=report.encoder)
+    for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
+        row, failures = _run_case(run, case)
+        report.cases.append(row)
+        report.hard_failures.extend(failures)
     report.metrics = summarise(report.cases, ks, run.latencies, run.stages)
     judged, report.judge_note = judge_metrics(report.cases, configured=judge is not None)
     report.metrics.update(judged)
@@ -254,7 +250,7 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
                               "errors": [], "machine": machine_facts(),
                               "judge": {"configured": judge is not None, "models": judge.models if judge else []}}
     for arm in arms:
-        spec = ARMS[arm].for_tenant(golden.tenant)
+        spec = ARMS[arm]
         reason = skip_reason(spec)
         if reason:
             # Listed with the reason, never run as some other arm under this name.
@@ -263,7 +259,7 @@ def run_eval(*, golden: GoldenSet, tenant: Tenant, arms: Sequence[str], ks: Sequ
             continue
         arm_tenant, arm_chunks = tenant, chunks
         if spec.index_name:
-            arm_tenant = shadow_build(tenant=tenant, name=spec.index_name, index_settings=spec.index_settings,
+            arm_tenant = shadow_build(tenant=tenant, name=spec.index_name, ingest=spec.ingest,
                                       progress=progress, say=say)
             arm_chunks = tenant_chunks(arm_tenant)
         arm_report, errors = run_arm(golden=golden, tenant=arm_tenant, arm=arm, ks=ks, progress=progress,

@@ -1,12 +1,13 @@
-"""Shadow indexes: a tenant's corpus ingested again under other ingest settings, into a tenant
-of its own (`<slug>--<name>`), so an indexing arm never touches the live index.
+"""Shadow indexes: a tenant's corpus ingested again under another ingest configuration (an
+arm's IngestConfig fields replaced), into a tenant of its own (`<slug>--<name>`), so an
+indexing arm never touches the live index.
 
 The inputs are recovered from the live documents' source paths. The shadow is stamped with a
-fingerprint of the live documents and the settings it was built with; a matching stamp is
+fingerprint of the live documents and the configuration it was built with; a matching stamp is
 reused without parsing a file, anything else re-ingests (unchanged documents still skip by
 their own fingerprint, and documents gone from the live tenant are pruned). A reused shadow's
-vectors are checked against the arm's encoder first: a stamp says what was built, not what a
-later `reembed` left (docs/decisions/0070).
+vectors are checked against this process's encoder first: a stamp says what was built, not
+what a later change of encoder left (docs/decisions/0070).
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-from django.test.utils import override_settings
 
+from corpus.config import IngestConfig
 from corpus.encoders.embedding import get_encoder
 from corpus.ingest.flow import ingest_paths
 from corpus.ingest.manifest import MANIFEST_NAME
@@ -57,30 +57,30 @@ def ingest_inputs(documents: list[tuple[str, str, str, str]]) -> tuple[list[Path
     return sorted(inputs), (manifests[0] if manifests else None)
 
 
-def fingerprint(documents: list[tuple[str, str, str, str]], index_settings: Mapping[str, Any]) -> str:
+def fingerprint(documents: list[tuple[str, str, str, str]], config: IngestConfig) -> str:
     digest = hashlib.sha256()
     for row in documents:
         digest.update("\x1f".join(row).encode())
-    for key, value in sorted(index_settings.items()):
-        digest.update(f"{key}={value!r}".encode())
-    digest.update(f"target={settings.CHUNK_TARGET_TOKENS}".encode())
+    digest.update(repr(config).encode())
     return digest.hexdigest()[:16]
 
 
-def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any], progress: bool = False,
+def shadow_build(*, tenant: Tenant, name: str, ingest: Mapping[str, Any], progress: bool = False,
                  say: Callable[[str], None] = lambda message: None) -> Tenant:
+    """The shadow `<slug>--<name>` of `tenant`, ingested with the configuration's `ingest` fields
+    replaced (an unknown field fails before anything is built)."""
+    config = IngestConfig.from_settings().with_overrides(ingest)
     documents = _live_documents(tenant)
     if not documents:
         raise ValueError(f"tenant {tenant.slug} has no documents to build a shadow index from")
-    stamp = fingerprint(documents, index_settings)
+    stamp = fingerprint(documents, config)
     shadow, _ = tenant_get_or_create(slug=f"{tenant.slug}--{name}",
                                      name=f"{tenant.name} (evaluation shadow: {name})")
     if shadow.shadow_of_id != tenant.id:
         Tenant.objects.filter(pk=shadow.pk).update(shadow_of=tenant)
         shadow.shadow_of = tenant
     if shadow.name.endswith(STAMP + stamp):
-        with override_settings(**index_settings):
-            healed = _reencode_foreign_vectors(shadow, progress=progress)
+        healed = _reencode_foreign_vectors(shadow, config=config, progress=progress)
         say(f"shadow index {shadow.slug} is current (fingerprint {stamp}): reused"
             + (f", {healed} chunk(s) held another encoder's vectors and were re-encoded" if healed else ""))
         return shadow
@@ -88,11 +88,11 @@ def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise ValueError(f"cannot rebuild {shadow.slug}: the live tenant's sources are gone: {', '.join(missing[:3])}")
-    say(f"building shadow index {shadow.slug} from {len(paths)} input(s) with {dict(index_settings)}")
+    say(f"building shadow index {shadow.slug} from {len(paths)} input(s) with {dict(ingest)}")
     Tenant.objects.filter(pk=shadow.pk).update(text_search_config=tenant.text_search_config, language=tenant.language)
     shadow.text_search_config, shadow.language = tenant.text_search_config, tenant.language
-    with override_settings(**index_settings):
-        report = ingest_paths(tenant=shadow, paths=paths, manifest=manifest, prune=True, progress=progress, say=say)
+    report = ingest_paths(tenant=shadow, paths=paths, manifest=manifest, prune=True, progress=progress, say=say,
+                          config=config)
     if report.failed:
         say(f"shadow ingest of {shadow.slug}: {len(report.failed)} failed, e.g. {report.failed[0]}")
     say(report.summary())
@@ -102,14 +102,14 @@ def shadow_build(*, tenant: Tenant, name: str, index_settings: Mapping[str, Any]
     return shadow
 
 
-def _reencode_foreign_vectors(shadow: Tenant, *, progress: bool) -> int:
-    """Give back the arm's own vectors to chunks that hold another encoder's (a `reembed` run
-    against the shadow by hand, or one from before `reembed --all` skipped shadows): without
-    this the arm would be measured on the default encoder under its own name."""
+def _reencode_foreign_vectors(shadow: Tenant, *, config: IngestConfig, progress: bool) -> int:
+    """Give this process's vectors back to chunks that hold another encoder's (the shadow built
+    before the operator changed encoder: `reembed --all` leaves shadows alone): without this
+    the arm would rank questions of one encoder against vectors of another."""
     encoder = get_encoder()
     writer = ChunkWriter(tenant_id=shadow.id)
     with writer.rls_context() as cursor:
-        stale = writer.count_stale(cursor, encoder.identity, want_states=settings.INGEST_TOKEN_STATES)
+        stale = writer.count_stale(cursor, encoder.identity, want_states=config.token_states)
     if not stale:
         return 0
-    return reembed_tenant(tenant=shadow, encoder=encoder, progress=progress).chunks
+    return reembed_tenant(tenant=shadow, encoder=encoder, progress=progress, config=config).chunks

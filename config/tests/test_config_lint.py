@@ -1,10 +1,11 @@
 """No function below the surfaces reads django.conf.settings for behaviour (docs/decisions/0097).
 
 The answer path's behaviour is one typed configuration a surface builds and passes down
-(answering/pipeline/config.py); the `config.py` modules are the only readers of settings below
-the surfaces. The other reads left are resources or deployment facts read by infrastructure, or
-the ingest side (which takes no configuration yet), each listed with its reason. A management
-command is a surface and may build the configuration.
+(answering/pipeline/config.py), and the ingest's another (corpus/config.py); the `config.py`
+modules are the only readers of settings below the surfaces. The other reads left are
+resources or deployment facts read where the resource is loaded, each listed with its reason.
+A management command, an API module or a task entry point is a surface and may build the
+configuration.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BELOW_THE_SURFACES = ["retrieval", "answering/pipeline", "cachelayer", "evaluation"]
+BELOW_THE_SURFACES = ["retrieval", "answering/pipeline", "cachelayer", "evaluation", "corpus"]
+SURFACES = {"tests", "migrations", "management", "api"}
 READERS = {
     Path("retrieval/config.py"): "builds RetrievalConfig: the one place retrieval reads settings",
     Path("answering/pipeline/config.py"): "builds GateConfig, AnswerConfig and the Configuration",
     Path("cachelayer/config.py"): "builds CacheConfig for a direct caller of the cache",
+    Path("corpus/config.py"): "builds IngestConfig, ParseLimits and SyncLimits",
 }
 EXCEPTIONS = {
     Path("retrieval/rerankers/cross_encoder.py"): "RETRIEVAL_CROSS_ENCODER_PATH: the operator's weights, "
@@ -29,8 +32,11 @@ EXCEPTIONS = {
                                  "generator's, which the judge must not share",
     Path("evaluation/arms.py"): "BASE_DIR, ANSWER_PROVIDERS: where adapted encoders live on this machine, "
                                 "and whether a provider exists to run an arm that needs one",
-    Path("evaluation/shadow.py"): "CHUNK_TARGET_TOKENS, INGEST_TOKEN_STATES: the ingest side, which takes no "
-                                  "configuration yet; a shadow index is built as ingest builds one",
+    Path("corpus/encoders/embedding.py"): "EMBEDDING_*: which weights and runtime this machine has, read "
+                                          "where the encoder is loaded",
+    Path("corpus/encoders/export.py"): "EMBEDDING_EXPORT_DIR, EMBEDDING_MODEL_NAME: where the machine keeps its "
+                                       "encoder exports",
+    Path("corpus/parsers/__init__.py"): "CORPUS_PARSERS: parsers the operator installed for more file types",
 }
 
 
@@ -49,12 +55,12 @@ def _reads(tree: ast.AST) -> list[tuple[int, str]]:
 
 def settings_readers(root: Path, packages: list[str], allowed: set[Path]) -> list[str]:
     """Reads of settings in product modules of `packages` (not tests, migrations, management
-    commands, or `allowed`)."""
+    commands, API modules, or `allowed`)."""
     offenders = []
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
             relative = path.relative_to(root)
-            if relative in allowed or {"tests", "migrations", "management"} & set(relative.parts):
+            if relative in allowed or SURFACES & set(relative.parts):
                 continue
             for line, read in _reads(ast.parse(path.read_text(encoding="utf-8"))):
                 offenders.append(f"{relative}:{line}: {read}")

@@ -144,8 +144,8 @@ def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
 def get_encoder() -> Encoder:
     """Load the configured backend's model once per process; later calls return the same encoder.
 
-    Keyed by EMBEDDING_BACKEND and the model, so an evaluation arm that overrides either
-    (encoder_torch, encoder_adapted) reads and writes with its own encoder, loaded once too, and
+    Keyed by EMBEDDING_BACKEND and the model, so a process whose settings change either (a test,
+    a benchmark comparing runtimes) reads and writes with that encoder, loaded once too, and
     never with another's.
     """
     name = settings.EMBEDDING_BACKEND

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from django.conf import settings
 
 if TYPE_CHECKING:
     from corpus.encoders.embedding import Encoder
@@ -43,9 +42,8 @@ def _unit(states: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
 
 
-def pack(states: np.ndarray, *, bits: int | None = None) -> bytes:
-    """`bits`: 4 or 8; unset, INGEST_TOKEN_STATES_BITS."""
-    bits = settings.INGEST_TOKEN_STATES_BITS if bits is None else bits
+def pack(states: np.ndarray, *, bits: int) -> bytes:
+    """`bits`: 4 or 8 (IngestConfig.token_states_bits)."""
     unit = _unit(states)
     if bits == 8:
         return np.rint(unit * _SCALE).astype(np.int8).tobytes()
@@ -81,12 +79,12 @@ def unpack(blob: bytes | memoryview, dimension: int) -> np.ndarray:
     return raw.reshape(-1, dimension).astype(np.float32) * (1.0 / _SCALE)
 
 
-def encode_for_storage(encoder: Encoder, texts: Sequence[str], *,
-                       plain: Sequence[bool]) -> tuple[np.ndarray, list[bytes | None]]:
-    """The vectors of `texts` and, with INGEST_TOKEN_STATES on, the packed states of each text
-    `plain` marks: one embedded without a context blurb, so that its states are those of the
-    content alone, which is what the reranker reads."""
-    if not settings.INGEST_TOKEN_STATES or not any(plain):
+def encode_for_storage(encoder: Encoder, texts: Sequence[str], *, plain: Sequence[bool], keep: bool,
+                       bits: int) -> tuple[np.ndarray, list[bytes | None]]:
+    """The vectors of `texts` and, when `keep`, the states packed in `bits` of each text `plain`
+    marks: one embedded without a context blurb, so that its states are those of the content
+    alone, which is what the reranker reads."""
+    if not keep or not any(plain):
         return encoder.encode(texts), [None] * len(texts)
     vectors, states = encoder.encode_with_states(texts)
-    return vectors, [pack(s) if keep else None for s, keep in zip(states, plain)]
+    return vectors, [pack(s, bits=bits) if stored else None for s, stored in zip(states, plain)]

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
+from corpus.config import IngestConfig, ParseLimits
 from corpus.encoders import token_states
 from corpus.encoders.embedding import Encoder, get_encoder
 from corpus.ingest import sitebuild, store
@@ -33,6 +33,7 @@ from corpus.language.keys import index_keys_version
 from corpus.models import Document
 from corpus.parsers import ParsedDocument, ParseFailure, SourceFile, backend_for, fingerprint
 from corpus.parsers.budget import INTERNAL as INTERNAL_PARSER_ERROR
+from corpus.parsers.budget import parse_limits
 from tenants.models import Audience, Tenant
 
 SourceType = Literal["doc", "changelog", "ticket", "pdf"]
@@ -120,9 +121,15 @@ def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[s
     return files, failures, folders, skipped
 
 
-def parse_all(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDocument | ParseFailure]:
+def parse_all(files: Sequence[SourceFile], *, source_type: str,
+              limits: ParseLimits | None = None) -> list[ParsedDocument | ParseFailure]:
     """Every file comes back parsed or failed with a reason; a backend that breaks (a configured
     one, or a bug in ours) fails the files it had not answered for, and the job goes on."""
+    with parse_limits(limits or ParseLimits.from_settings()):
+        return _parse_by_backend(files, source_type=source_type)
+
+
+def _parse_by_backend(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDocument | ParseFailure]:
     by_backend: dict[str, list[SourceFile]] = defaultdict(list)
     for file in files:
         by_backend[file.path.suffix.lower()].append(file)
@@ -141,9 +148,8 @@ def parse_all(files: Sequence[SourceFile], *, source_type: str) -> list[ParsedDo
     return results
 
 
-def _contextualizer() -> Callable[..., list[str]] | None:
-    path = getattr(settings, "CORPUS_CONTEXTUALIZER", None)
-    return import_string(path) if path else None
+def _contextualizer(config: IngestConfig) -> Callable[..., list[str]] | None:
+    return import_string(config.contextualizer) if config.contextualizer else None
 
 
 def ingest_paths(
@@ -159,11 +165,13 @@ def ingest_paths(
     say: Callable[[str], None] = lambda message: None,
     writer: Writer = OPERATOR,
     origin: DocumentOrigin = COMMAND,
+    config: IngestConfig | None = None,
 ) -> IngestReport:
     """Ingest files and folders into a tenant. `writer` is who asked: the operator (the default,
     `manage.py ingest`) writes anywhere; a job started by a key or a staff member passes the
     audiences its principal holds, and nothing outside them is written, replaced or tagged.
     `origin` is recorded on every document this run writes."""
+    config = config or IngestConfig.from_settings()
     started = time.perf_counter()
     report = IngestReport(tenant=tenant.slug)
     audiences = _check_request(tenant=tenant, audience=audience, source_type=source_type, writer=writer,
@@ -174,25 +182,23 @@ def ingest_paths(
         report.skip(reason)
     conflicts = _load_conflicts(folders, manifest)
     # Parsing needs no lock: a slow or hostile file must not hold up this tenant's other ingests.
-    parsed_docs = _parse_into(report, files, source_type)
+    parsed_docs = _parse_into(report, files, source_type, config.parse)
 
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
         encoder = encoder or get_encoder()
         store.refuse_mixed_encoder(tenant=tenant, encoder=encoder.identity)
-        target = settings.CHUNK_TARGET_TOKENS
-        contextualize = _contextualizer()
+        contextualize = _contextualizer(config)
         # Everything that changes what gets stored for the same input: a change re-ingests.
-        config_key = (f"{encoder.name}|{target}|{settings.CORPUS_CONTEXTUALIZER or ''}|{INDEX_LAYOUT}"
-                      f"{index_keys_version(tenant.language)}")
-        pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder, target, report,
-                                 writer, origin)
+        config_key = f"{encoder.name}|{config.stored_key}|{INDEX_LAYOUT}{index_keys_version(tenant.language)}"
+        pending, refused = _plan(tenant, parsed_docs, audiences, audience, config_key, encoder,
+                                 config.chunk_target_tokens, report, writer, origin)
         # A refused document was not written: it may neither supersede nor be tagged by this run.
         accepted = [p for p in parsed_docs if (p.source_type, p.slug) not in refused]
         if contextualize is not None:
             pending = [replace(item, blurbs=contextualize(document=item.parsed, tenant=tenant,
                                                           chunks=[d.content for d in item.drafts]))
                        for item in pending]
-        _encode_and_write(tenant, pending, encoder, report, progress)
+        _encode_and_write(tenant, pending, encoder, report, progress, config)
         writable_ids = writer.audience_ids(audiences)
         _apply_supersession(tenant, accepted, report, writable_ids)
         _apply_conflicts(tenant, conflicts, report, writable_ids)
@@ -228,9 +234,10 @@ def _load_conflicts(folders: Sequence[Path], manifest: Path | None) -> list[Conf
     return conflicts
 
 
-def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: str) -> list[ParsedDocument]:
+def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: str,
+                limits: ParseLimits) -> list[ParsedDocument]:
     parsed_docs: list[ParsedDocument] = []
-    for result in parse_all(files, source_type=source_type):
+    for result in parse_all(files, source_type=source_type, limits=limits):
         if isinstance(result, ParseFailure):
             if result.skipped:
                 report.skip(result.reason)
@@ -311,11 +318,11 @@ def _threaded_write(tenant: Tenant, group: list[store.DocumentWrite], vectors: n
 
 
 def _encode_and_write(tenant: Tenant, pending: list[store.DocumentWrite], encoder: Encoder, report: IngestReport,
-                      progress: bool) -> None:
+                      progress: bool, config: IngestConfig) -> None:
     """Encode window N+1 while window N is written: PostgreSQL (HNSW inserts above all) works on
     the other core instead of adding to the wall time. Inside an outer transaction (tests) the
     writes stay on this thread, because another connection could not see uncommitted rows."""
-    window = settings.INGEST_ENCODE_WINDOW
+    window = config.encode_window
     total = sum(len(p.drafts) for p in pending)
     bar = tqdm(total=total, unit="chunk", desc=f"embedding {tenant.slug}", disable=not progress)
     overlap = not connection.in_atomic_block
@@ -347,7 +354,8 @@ def _encode_and_write(tenant: Tenant, pending: list[store.DocumentWrite], encode
             texts = [store.embedded_text(blurb, draft.content)
                      for blurb, draft in zip(blurbs, (d for item in group for d in item.drafts))]
             t0 = time.perf_counter()
-            vectors, states = token_states.encode_for_storage(encoder, texts, plain=[not b for b in blurbs])
+            vectors, states = token_states.encode_for_storage(encoder, texts, plain=[not b for b in blurbs],
+                                                              keep=config.token_states, bits=config.token_states_bits)
             report.encode_seconds += time.perf_counter() - t0
             settle(in_flight, previous)  # at most one window waits to be written
             if executor is not None:

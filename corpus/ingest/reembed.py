@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.conf import settings
 from tqdm import tqdm
 
+from corpus.config import IngestConfig
 from corpus.encoders import token_states
 from corpus.ingest import store
 from corpus.encoders.embedding import Encoder, get_encoder
@@ -42,13 +42,15 @@ class ReembedReport:
 
 
 def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None = None, progress: bool = False,
-                   after_window: Callable[[int], None] = lambda done: None) -> ReembedReport:
+                   after_window: Callable[[int], None] = lambda done: None,
+                   config: IngestConfig | None = None) -> ReembedReport:
     """Give every chunk of `tenant` a vector of this process's encoder; rows it already wrote stay."""
     encoder = encoder or get_encoder()
+    config = config or IngestConfig.from_settings()
     report = ReembedReport(tenant=tenant.slug, encoder=encoder.identity)
     started = time.perf_counter()
     writer = ChunkWriter(tenant_id=tenant.id)
-    want_states = settings.INGEST_TOKEN_STATES
+    want_states = config.token_states
     with store.tenant_ingest_lock(tenant=tenant):
         with writer.rls_context() as cursor:
             total = writer.count_stale(cursor, encoder.identity, want_states=want_states)
@@ -61,7 +63,7 @@ def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None
                         break
                     vectors, states = token_states.encode_for_storage(
                         encoder, [store.embedded_text(blurb, content) for _, blurb, content in rows],
-                        plain=[not blurb for _, blurb, _ in rows])
+                        plain=[not blurb for _, blurb, _ in rows], keep=want_states, bits=config.token_states_bits)
                     writer.set_embeddings(cursor, [chunk_id for chunk_id, _, _ in rows], vectors, encoder.identity,
                                           states)
                 report.chunks += len(rows)

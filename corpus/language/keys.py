@@ -15,6 +15,9 @@ like any other lexeme:
   dictionary does not know (a fallback: `Pavlovi` is known as Pavel and never reaches
   `pavlač` by its prefix).
 
+A keyed language is keyed one way: the prefix-only and no-key baselines 0050 measured were
+removed with their arms (docs/decisions/0050 names the commit).
+
 No PostgreSQL lexeme starts with `~` (its parser never emits one), so the namespaces cannot
 collide with an English tenant's lexemes or with the `=` exact keys.
 """
@@ -26,8 +29,6 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from django.conf import settings
-
 from corpus.language.czech_stem import light_stem
 
 STEM, FOLDED_LEMMA, FOLDED_STEM, PREFIX = "~s:", "~f:", "~g:", "~p:"
@@ -35,8 +36,6 @@ NAMESPACE_MARK = "~"
 HALF = 0.5
 # Languages whose keys are computed here; every other language keeps its PostgreSQL config.
 KEYED_LANGUAGES = ("cs",)
-# auto: the tenant's language decides; simple and prefix are the eval arms' baselines (0050).
-SCHEMES = ("auto", "simple", "prefix")
 _WORD = re.compile(r"[^\W_]+")
 _PREFIX_LENGTH = 4
 # tsvector limits: positions above 16383 are clamped and a lexeme keeps at most 256 of them.
@@ -63,13 +62,8 @@ class WeightedKey:
 
 
 def scheme_for(language: str) -> str:
-    """`lemma` for a keyed language, `prefix` or `simple` when an eval arm asks for a baseline."""
-    override = settings.LANGUAGE_KEYS
-    if override not in SCHEMES:
-        raise ValueError(f"LANGUAGE_KEYS {override!r} is not one of {', '.join(SCHEMES)}")
-    if language not in KEYED_LANGUAGES:
-        return "simple"
-    return "lemma" if override == "auto" else override
+    """`lemma` for a keyed language; `simple` where PostgreSQL's configuration indexes it."""
+    return "lemma" if language in KEYED_LANGUAGES else "simple"
 
 
 def fold(word: str) -> str:
@@ -90,18 +84,8 @@ def dictionary_lemma(word: str, language: str) -> tuple[str, bool]:
     return _lemma(word.lower(), language)
 
 
-def _prefix_keys(word: str) -> list[str]:
-    # A stored word answers a question word by its first four letters, and a shorter question
-    # word as a prefix of it (the `pes:*` of the scheme 0050 replaced).
-    return list(dict.fromkeys(PREFIX + word[:n] for n in (3, _PREFIX_LENGTH) if n <= len(word))) or [PREFIX + word]
-
-
-def word_keys(word: str, *, language: str, scheme: str, question: bool) -> list[WeightedKey]:
+def word_keys(word: str, *, language: str, question: bool) -> list[WeightedKey]:
     """The keys of one lower-cased word, full weight first."""
-    if scheme == "prefix":
-        if question:
-            return [WeightedKey(PREFIX + word[:_PREFIX_LENGTH], 1.0)]
-        return [WeightedKey(key, 1.0) for key in _prefix_keys(word)]
     lemma, known = _lemma(word, language)
     if lemma in _CZECH_STOP:
         return []
@@ -127,14 +111,13 @@ def words(text: str) -> list[str | None]:
 
 def document_keys(text: str, *, language: str) -> str | None:
     """The chunk's keys as a tsvector literal, or None when PostgreSQL's config indexes it."""
-    scheme = scheme_for(language)
-    if scheme == "simple":
+    if scheme_for(language) == "simple":
         return None
     positions: dict[str, list[int]] = {}
     for index, word in enumerate(words(text), start=1):
         if word is None:
             continue
-        for weighted in word_keys(word, language=language, scheme=scheme, question=False):
+        for weighted in word_keys(word, language=language, question=False):
             held = positions.setdefault(weighted.key, [])
             if len(held) < _MAX_POSITIONS_PER_KEY:
                 held.append(min(index, _MAX_POSITION))
@@ -143,11 +126,10 @@ def document_keys(text: str, *, language: str) -> str | None:
 
 def question_keys(text: str, *, language: str) -> list[list[WeightedKey]]:
     """One group of keys per distinct question word (stop words left out)."""
-    scheme = scheme_for(language)
     seen: dict[str, list[WeightedKey]] = {}
     for word in words(text):
         if word is not None and word not in seen:
-            seen[word] = word_keys(word, language=language, scheme=scheme, question=True)
+            seen[word] = word_keys(word, language=language, question=True)
     return [group for group in seen.values() if group]
 
 

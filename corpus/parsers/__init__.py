@@ -39,7 +39,9 @@ class SourceFile:
     slug: str
 
     def read_bytes(self) -> bytes:
-        limit = settings.INGEST_MAX_FILE_BYTES
+        from corpus.parsers.budget import current_limits  # the budget module imports this one
+
+        limit = current_limits().max_file_bytes
         size = self.path.stat().st_size
         if size > limit:
             raise ParseError(f"file is {size:,} bytes, over the {limit:,}-byte limit")

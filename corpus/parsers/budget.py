@@ -18,8 +18,8 @@ from contextvars import ContextVar
 from typing import TypeVar
 
 import yaml
-from django.conf import settings
 
+from corpus.config import ParseLimits
 from corpus.parsers import ParsedDocument, ParseError, ParseFailure
 
 MAX_FRONT_MATTER_CHARS = 16_384
@@ -40,16 +40,35 @@ INTERNAL = "internal parser error"  # the prefix of a reason no input should eve
 T = TypeVar("T")
 
 
+# The limits of the parse under way: ingest's configuration, set once around its parsing
+# (parse_limits) so the parsers, however deep and whoever wrote them, read the same values.
+_limits: ContextVar[ParseLimits | None] = ContextVar("parse_limits", default=None)
+
+
+@contextmanager
+def parse_limits(limits: ParseLimits) -> Iterator[ParseLimits]:
+    token = _limits.set(limits)
+    try:
+        yield limits
+    finally:
+        _limits.reset(token)
+
+
+def current_limits() -> ParseLimits:
+    """The limits set by the ingest under way; a parser called on its own gets the configured ones."""
+    return _limits.get() or ParseLimits.from_settings()
+
+
 def parse_seconds() -> float:
-    return float(settings.INGEST_PARSE_SECONDS)
+    return current_limits().seconds
 
 
 def seconds_for(size: int) -> float:
-    return parse_seconds() + float(settings.INGEST_PARSE_SECONDS_PER_MB) * size / 1_000_000
+    return current_limits().seconds_for(size)
 
 
 def max_line_chars() -> int:
-    return int(settings.INGEST_MAX_LINE_CHARS)
+    return current_limits().max_line_chars
 
 
 class BudgetExceeded(ParseError):

@@ -20,13 +20,13 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar, cast
 
-from django.conf import settings
 from django.core.files.storage import storages
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
+from corpus.config import ParseLimits
 from corpus.ingest.flow import SOURCE_TYPES, Writer, ingest_paths
 from corpus.models import Document, IngestJob
 from corpus.ingest.origin import DocumentOrigin
@@ -61,10 +61,10 @@ def ingest_job_create(
         raise UploadRejected(f"this upload may not write to audience {audience!r}")
     if not Audience.objects.filter(tenant=tenant, slug=audience).exists():
         raise UploadRejected(f"tenant {tenant.slug} has no audience {audience!r}")
+    limit = ParseLimits.from_settings().max_file_bytes
     for upload in files:
-        if upload.size is not None and upload.size > settings.INGEST_MAX_FILE_BYTES:
-            raise UploadRejected(f"{upload.name} is {upload.size:,} bytes, over the "
-                                 f"{settings.INGEST_MAX_FILE_BYTES:,}-byte limit")
+        if upload.size is not None and upload.size > limit:
+            raise UploadRejected(f"{upload.name} is {upload.size:,} bytes, over the {limit:,}-byte limit")
     with transaction.atomic():
         job = IngestJob.objects.create(tenant=tenant, audience=audience, source_type=source_type, upload_dir="",
                                        writer_audiences=sorted(set(writer_audiences)),

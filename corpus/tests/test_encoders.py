@@ -107,8 +107,8 @@ def test_the_encoder_identity_names_model_and_backend(exported: Path) -> None:
 
 
 def test_a_backend_override_reads_and_writes_with_that_backends_encoder(settings: Settings) -> None:
-    """An evaluation arm (encoder_torch) overrides EMBEDDING_BACKEND: the process's encoder for
-    that override is the other backend's, loaded once, and the configured one comes back after."""
+    """A changed EMBEDDING_BACKEND (a benchmark comparing runtimes) gives that backend's encoder,
+    loaded once, and the configured one comes back after."""
     configured = get_encoder()
     other = "torch" if configured.backend.name != "torch" else BACKEND
     settings.EMBEDDING_BACKEND = other
@@ -120,8 +120,8 @@ def test_a_backend_override_reads_and_writes_with_that_backends_encoder(settings
 
 
 def test_a_model_override_reads_and_writes_with_that_models_encoder(settings: Settings, tmp_path: Path) -> None:
-    """An evaluation arm (encoder_adapted) keeps the backend and points at another model: its
-    encoder is that model's, not the backend's cached one under another name."""
+    """Another model under the same backend (EMBEDDING_MODEL_PATH) gives that model's encoder,
+    not the backend's cached one under another name."""
     settings.EMBEDDING_BACKEND = "torch"
     stock = get_encoder()
     copy = tmp_path / "adapted"

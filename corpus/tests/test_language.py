@@ -4,7 +4,6 @@ No database: these are the pure functions ingest and questions share."""
 from __future__ import annotations
 
 import pytest
-from django.test.utils import override_settings
 
 from corpus.language.czech_stem import light_stem
 from corpus.language.keys import document_keys, fold, question_keys, scheme_for
@@ -36,11 +35,6 @@ def test_document_keys_are_a_tsvector_with_positions() -> None:
     assert keys is not None and "'pes':1,4" in keys and "'~f:davat':2" in keys
 
 
-def test_folding_and_the_prefix_scheme() -> None:
+def test_folding() -> None:
     assert fold("Příliš žluťoučký kůň") == "Prilis zlutoucky kun"
-    with override_settings(LANGUAGE_KEYS="prefix"):
-        (pes,) = question_keys("pes", language="cs")
-        assert [k.key for k in pes] == ["~p:pes"]
-        assert document_keys("pesto", language="cs") == "'~p:pes':1 '~p:pest':1"
-    with override_settings(LANGUAGE_KEYS="lemma"), pytest.raises(ValueError):
-        scheme_for("cs")
+    assert scheme_for("cs") == "lemma"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from dataclasses import replace
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -89,9 +90,9 @@ def test_a_source_on_a_private_address_is_refused_when_saved_and_when_run(acme: 
                                     "http://127.0.0.1:{port}/inside"])
 def test_a_redirect_into_the_network_is_refused_at_its_hop(acme: Cast, encoder: Encoder, settings: Any,
                                                            target: str) -> None:
-    """The site is on loopback, so the first hop needs the setting on; the resolver seam turns it
-    off from the second resolution on (the redirect's), which is what a public site redirecting
-    inside looks like to the checker."""
+    """The site is on loopback, so the first hop needs private addresses allowed; the resolver
+    seam turns that off in the fetcher's limits from the second resolution on (the redirect's),
+    which is what a public site redirecting inside looks like to the checker."""
     settings.WEBSYNC_ALLOW_PRIVATE_ADDRESSES = True
     settings.WEBSYNC_DELAY_SECONDS = 0.0
     site = Site()
@@ -102,8 +103,8 @@ def test_a_redirect_into_the_network_is_refused_at_its_hop(acme: Cast, encoder: 
 
         def resolve(host: str, port: int) -> list[str]:
             calls.append(host)
-            if len(calls) > 1:
-                settings.WEBSYNC_ALLOW_PRIVATE_ADDRESSES = False
+            # The first hop's check already holds its limits; every later check reads these.
+            fetcher.limits = replace(fetcher.limits, allow_private_addresses=False)
             return [socket.gethostbyname(host)]
 
         with Fetcher(deadline=time.monotonic() + 30, resolve=resolve) as fetcher:

@@ -14,6 +14,7 @@ from psycopg import sql
 from answering.tests.fake_provider import fake_provider
 from corpus.encoders.embedding import get_encoder
 from corpus.ingest.reembed import reembed_tenant
+from evaluation.arms import ARMS
 from evaluation.golden import load_golden
 from evaluation.locators import tenant_chunks
 from evaluation.report import render_html
@@ -88,22 +89,6 @@ def test_indexing_arms_use_shadow_tenants_and_provider_arms_are_skipped(demo_cor
     assert any("reused" in m for m in messages), messages
 
 
-def test_the_adapted_encoder_arm_is_the_tenants_own_and_skipped_without_one(settings: Any, tmp_path: Path) -> None:
-    """encoder_adapted reads var/encoders/adapted/<tenant>: each golden set's tenant its own model,
-    and a tenant never adapted is reported skipped with the path, not run on the stock model."""
-    from evaluation.arms import ARMS, skip_reason
-
-    arm = ARMS["encoder_adapted"].for_tenant("djangodocs")
-    path = arm.settings["EMBEDDING_MODEL_PATH"]
-    assert path.endswith("/adapted/djangodocs") and arm.index_settings["EMBEDDING_MODEL_PATH"] == path
-    assert arm.settings["EMBEDDING_MODEL_NAME"] == "all-MiniLM-L6-v2-adapted-djangodocs"
-    assert ARMS["encoder_adapted"].settings["EMBEDDING_MODEL_PATH"].endswith("/adapted/{tenant}")
-    missing = ARMS["encoder_adapted"].for_tenant(f"never-adapted-{tmp_path.name}")
-    assert skip_reason(missing) == (f"skipped: no encoder at {missing.settings['EMBEDDING_MODEL_PATH']} "
-                                    "(bench/adapt_encoder.py makes one)")
-    assert skip_reason(ARMS["hybrid"].for_tenant("djangodocs")) is None
-
-
 class _Killed(Exception):
     pass
 
@@ -113,27 +98,38 @@ def _kill(done: int) -> None:
 
 
 @pytest.mark.django_db
-def test_a_reused_shadow_gets_its_arms_encoder_back(demo_corpus: Any, settings: Any) -> None:
-    """The stamp says what was built, not what a later `reembed` left: a shadow partly re-encoded
-    by the default encoder is healed before the arm reads it, never measured mixed (0070)."""
+def test_a_reused_shadow_gets_this_processs_encoder_back(demo_corpus: Any, settings: Any) -> None:
+    """The stamp says what was built, not what a later change of encoder left: a shadow built
+    under one encoder and asked under another (the operator changed EMBEDDING_BACKEND; `reembed
+    --all` leaves shadows alone) is re-encoded before the arm reads it, never measured mixed (0070)."""
     from django.test.utils import override_settings
 
     live = Tenant.objects.get(slug="paylane")
-    index = {"EMBEDDING_BACKEND": "onnx-int8" if settings.EMBEDDING_BACKEND == "torch" else "torch"}
-    with override_settings(**index):
-        arm_encoder = get_encoder().identity
-    shadow = shadow_build(tenant=live, name="heal", index_settings=index)
+    other = {"EMBEDDING_BACKEND": "onnx-int8" if settings.EMBEDDING_BACKEND == "torch" else "torch"}
+    with override_settings(**other):
+        first_encoder = get_encoder().identity
+        shadow = shadow_build(tenant=live, name="heal", ingest={})
     assert shadow.shadow_of_id == live.id
-    assert {r["encoder"] for r in _encoders(shadow)} == {arm_encoder}
-    with pytest.raises(_Killed):  # one window of the default encoder, as `reembed --all` once wrote
+    assert {r["encoder"] for r in _encoders(shadow)} == {first_encoder}
+    with pytest.raises(_Killed):  # one window of the configured encoder, as a `reembed` by hand once wrote
         reembed_tenant(tenant=shadow, window=16, after_window=_kill)
-    assert {r["encoder"] for r in _encoders(shadow)} == {arm_encoder, get_encoder().identity}
+    assert {r["encoder"] for r in _encoders(shadow)} == {first_encoder, get_encoder().identity}
 
     messages: list[str] = []
-    assert shadow_build(tenant=live, name="heal", index_settings=index, say=messages.append).pk == shadow.pk
-    assert {r["encoder"] for r in _encoders(shadow)} == {arm_encoder}
+    with override_settings(**other):
+        assert shadow_build(tenant=live, name="heal", ingest={}, say=messages.append).pk == shadow.pk
+    assert {r["encoder"] for r in _encoders(shadow)} == {first_encoder}
     assert len(messages) == 1, messages
     assert messages[0].endswith("reused, 16 chunk(s) held another encoder's vectors and were re-encoded")
+
+
+def test_an_arm_naming_no_ingest_field_fails_before_anything_is_built() -> None:
+    from corpus.config import IngestConfig
+
+    with pytest.raises(ValueError, match="IngestConfig has no field CORPUS_CONTEXTUALIZER"):
+        IngestConfig.from_settings().with_overrides({"CORPUS_CONTEXTUALIZER": "x"})
+    for arm in ARMS.values():
+        IngestConfig.from_settings().with_overrides(arm.ingest)  # every arm's ingest names fields
 
 
 def _encoders(tenant: Tenant) -> list[dict[str, Any]]:

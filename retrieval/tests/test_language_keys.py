@@ -1,7 +1,7 @@
 """Czech keys, negative tests first (docs/decisions/0050, the founding record's lesson).
 
-Each case runs twice: on lemma + stem keys it must hold, and on the four-letter prefix keys
-that lemma + stem replaced it must fail, which is the case being seen red on the old scheme.
+Each case held on lemma + stem keys and failed on the four-letter prefix keys they replaced
+(0050's red run; the prefix scheme and its arms were removed later, as 0050's status says).
 Only the keyword leg runs: the embedding model is English and carries no Czech.
 """
 
@@ -42,10 +42,7 @@ CASES = {
     "den finds dne": ("den", "otevreno", None),
     "liška finds lišce": ("liška", "pohadka", None),
 }
-# `pesto` never reached `pes` on prefixes either (its prefix is longer than the word): the
-# old scheme's failure was the other way round, `pes` finding pesto, and that case is red.
-RED_ON_PREFIX = sorted(set(CASES) - {"pesto does not find pes"})
-# Controls: the same pages are findable by their own words, on either scheme.
+# Controls: the same pages are findable by their own words.
 CONTROLS = {
     "pesto finds pesto": ("pesto", "pesto"),
     "Pavlovi finds Pavlovi": ("Pavlovi", "darek"),
@@ -59,28 +56,25 @@ class KeyedTenants:
     scopes: dict[str, TenantScope]
 
 
-def _tenant(slug: str, root: Path, scheme: str) -> TenantScope:
+def _tenant(slug: str, root: Path) -> TenantScope:
     cast = _make_cast(slug)
     Tenant.objects.filter(pk=cast.tenant.pk).update(language="cs", text_search_config="simple")
     cast.tenant.refresh_from_db()
     for name, text in DOCS.items():
         (root / name).write_text(text)
-    with override_settings(LANGUAGE_KEYS=scheme):
-        ingest_paths(tenant=cast.tenant, paths=[root])
+    ingest_paths(tenant=cast.tenant, paths=[root])
     return TenantScope(tenant_id=cast.tenant.id, audience_ids=(cast.public_id,))
 
 
 @pytest.fixture(scope="module")
 def keyed(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> KeyedTenants:
     with django_db_blocker.unblock():
-        return KeyedTenants({scheme: _tenant(f"cs-keys-{scheme}", tmp_path_factory.mktemp(scheme), scheme)
-                             for scheme in ("auto", "prefix")})
+        return KeyedTenants({"auto": _tenant("cs-keys", tmp_path_factory.mktemp("keys"))})
 
 
-def _pages(keyed: KeyedTenants, scheme: str, question: str) -> list[str]:
-    with override_settings(LANGUAGE_KEYS=scheme):
-        result = search(scope=keyed.scopes[scheme], query=question, ts_config="simple", language="cs",
-                        mode="keyword", rerank="off", k=10)
+def _pages(keyed: KeyedTenants, question: str) -> list[str]:
+    result = search(scope=keyed.scopes["auto"], query=question, ts_config="simple", language="cs",
+                    mode="keyword", rerank="off", k=10)
     return [c.slug for c in result.candidates]
 
 
@@ -92,32 +86,22 @@ def _holds(pages: list[str], found: str | None, absent: str | None) -> bool:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_lemma_and_stem_keys_hold(keyed: KeyedTenants, name: str) -> None:
     question, found, absent = CASES[name]
-    pages = _pages(keyed, "auto", question)
+    pages = _pages(keyed, question)
     assert _holds(pages, found, absent), (name, pages)
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", RED_ON_PREFIX)
-def test_prefix_keys_fail_the_same_case(keyed: KeyedTenants, name: str) -> None:
-    """The old scheme, kept as an eval arm: every case above is red on it."""
-    question, found, absent = CASES[name]
-    pages = _pages(keyed, "prefix", question)
-    assert not _holds(pages, found, absent), (name, pages)
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("scheme", ["auto", "prefix"])
 @pytest.mark.parametrize("name", sorted(CONTROLS))
-def test_controls_find_their_own_words(keyed: KeyedTenants, scheme: str, name: str) -> None:
+def test_controls_find_their_own_words(keyed: KeyedTenants, name: str) -> None:
     question, found = CONTROLS[name]
-    assert found in _pages(keyed, scheme, question), name
+    assert found in _pages(keyed, question), name
 
 
 @pytest.mark.django_db
 def test_folded_match_found_but_never_above_the_exact_one(keyed: KeyedTenants) -> None:
-    with_diacritics = _pages(keyed, "auto", "liška")
+    with_diacritics = _pages(keyed, "liška")
     assert with_diacritics.index("s-hacky") < with_diacritics.index("bez-hacku"), with_diacritics
-    without = _pages(keyed, "auto", "liska")
+    without = _pages(keyed, "liska")
     assert "bez-hacku" in without and "s-hacky" in without, without
 
 

@@ -71,7 +71,7 @@ def test_packing_keeps_every_component_within_half_a_step_and_refuses_a_torn_blo
     with pytest.raises(token_states.TokenStatesCorrupt, match="not whole rows of 384"):
         token_states.unpack(token_states.pack(states, bits=8)[:-1], 384)
     with pytest.raises(ValueError, match="non-empty tokens x dimension"):
-        token_states.pack(np.zeros((0, 384), dtype=np.float32))
+        token_states.pack(np.zeros((0, 384), dtype=np.float32), bits=4)
 
 
 def test_int4_rows_are_half_the_bytes_within_half_a_level_and_int8_blobs_still_read() -> None:
@@ -79,7 +79,7 @@ def test_int4_rows_are_half_the_bytes_within_half_a_level_and_int8_blobs_still_r
     error bound) and with the header left out (read as int8: torn rows)."""
     states = np.random.default_rng(7).normal(size=(9, 384)).astype(np.float32)
     unit = states / np.linalg.norm(states, axis=1, keepdims=True)
-    blob = token_states.pack(states)  # the setting's default: 4 bits
+    blob = token_states.pack(states, bits=4)  # the default: 4 bits
     assert blob.startswith(token_states.MAGIC) and len(blob) == 4 + 9 * (2 + 192)
     back = token_states.unpack(blob, 384)
     assert back.shape == (9, 384)

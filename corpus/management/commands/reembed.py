@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from corpus.config import IngestConfig
 from corpus.ingest.reembed import reembed_tenant, repack_tenant
 from tenants.models import Tenant
 
@@ -33,22 +33,24 @@ class Command(BaseCommand):
         if options["window"] < 1:
             raise CommandError("--window must be at least 1")
         if options["all"]:
-            # An evaluation shadow holds its arm's encoder on purpose (torch, float ONNX); the
-            # eval re-encodes it with that encoder when reused (docs/decisions/0070).
+            # An evaluation shadow is re-encoded by the eval when its arm next runs (0070): `make
+            # run` need not spend the time on indexes nobody asks.
             tenants = list(Tenant.objects.filter(shadow_of__isnull=True).order_by("slug"))
             shadows = Tenant.objects.filter(shadow_of__isnull=False).count()
             if shadows:
-                self.stdout.write(f"left {shadows} evaluation shadow(s) alone: each keeps its arm's encoder")
+                self.stdout.write(f"left {shadows} evaluation shadow(s) alone: each is re-encoded when its arm runs")
         else:
             tenant = Tenant.objects.filter(slug=options["tenant"]).first()
             if tenant is None:
                 raise CommandError(f"tenant {options['tenant']!r} does not exist")
             tenants = [tenant]
+        config = IngestConfig.from_settings()
         for tenant in tenants:
-            report = reembed_tenant(tenant=tenant, window=options["window"], progress=not options["no_progress"])
+            report = reembed_tenant(tenant=tenant, window=options["window"], progress=not options["no_progress"],
+                                    config=config)
             if report.chunks or not options["all"]:
                 self.stdout.write(report.summary())
-            if settings.INGEST_TOKEN_STATES and settings.INGEST_TOKEN_STATES_BITS == 4:
+            if config.token_states and config.token_states_bits == 4:
                 repacked = repack_tenant(tenant=tenant, window=options["window"])
                 if repacked.chunks or repacked.unreadable:
                     self.stdout.write(repacked.summary())

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
+
+from corpus.config import SyncLimits
 
 # A sitemap lists pages the source's patterns or robots.txt may leave out; fifty entries a page
 # finds the pages of a site that lists one in fifty of its URLs under the include pattern.
@@ -55,12 +56,12 @@ class Budget:
     bytes_read: int = 0
 
     @classmethod
-    def for_run(cls, *, page_limit: int) -> Budget:
-        pages = max(1, min(page_limit, settings.WEBSYNC_MAX_PAGES))
+    def for_run(cls, *, page_limit: int, limits: SyncLimits) -> Budget:
+        pages = max(1, min(page_limit, limits.max_pages))
         urls = pages * SITEMAP_URLS_PER_PAGE
-        seconds = settings.WEBSYNC_MAX_RUN_SECONDS
+        seconds = limits.max_run_seconds
         return cls(pages=pages, urls=urls, sitemap_bytes=urls * SITEMAP_BYTES_PER_URL,
-                   bytes=settings.WEBSYNC_MAX_RUN_BYTES, seconds=seconds, deadline=time.monotonic() + seconds)
+                   bytes=limits.max_run_bytes, seconds=seconds, deadline=time.monotonic() + seconds)
 
     @property
     def known(self) -> int:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from django.conf import settings
 
+from corpus.config import SyncLimits
 from corpus.sources.websync.budget import Budget, BudgetSpent
 from tenants.netguard import first_refused
 
@@ -47,10 +47,6 @@ class UnsafeAddress(Refused):
     """A host that resolves to a private, loopback or link-local address (or does not resolve)."""
 
 
-def user_agent() -> str:
-    return f"Answerdesk-sync/1.0 (+{settings.PUBLIC_BASE_URL})"
-
-
 ROBOTS_AGENT = "Answerdesk-sync"
 
 
@@ -59,8 +55,9 @@ def system_resolve(host: str, port: int) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
-def check_url(url: str, *, resolve: Resolver = system_resolve) -> list[str]:
-    """The addresses `url` may be fetched from, or Refused naming the reason."""
+def check_url(url: str, *, resolve: Resolver = system_resolve, allow_private: bool | None = None) -> list[str]:
+    """The addresses `url` may be fetched from, or Refused naming the reason. `allow_private`
+    unset is the deployment's WEBSYNC_ALLOW_PRIVATE_ADDRESSES."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise Refused(f"{url[:200]}: only http:// and https:// URLs with a host are fetched")
@@ -73,7 +70,9 @@ def check_url(url: str, *, resolve: Resolver = system_resolve) -> list[str]:
         raise UnsafeAddress(f"cannot resolve {parts.hostname}: {exc}") from exc
     if not addresses:
         raise UnsafeAddress(f"cannot resolve {parts.hostname}: no address")
-    refused = None if settings.WEBSYNC_ALLOW_PRIVATE_ADDRESSES else first_refused(addresses)
+    if allow_private is None:
+        allow_private = SyncLimits.from_settings().allow_private_addresses
+    refused = None if allow_private else first_refused(addresses)
     if refused:
         text, why = refused
         raise UnsafeAddress(f"{parts.hostname} resolves to {text}, a private, loopback or link-local address "
@@ -110,15 +109,17 @@ class Fetcher:
     the run's budget when there is one."""
 
     def __init__(self, *, deadline: float, resolve: Resolver = system_resolve,
-                 sleep: Callable[[float], None] = time.sleep, budget: Budget | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep, budget: Budget | None = None,
+                 limits: SyncLimits | None = None) -> None:
+        self.limits = limits or SyncLimits.from_settings()
         self.deadline = deadline
         self.resolve = resolve
         self.sleep = sleep
         self.budget = budget
         self.requests = 0
-        self.delay = settings.WEBSYNC_DELAY_SECONDS  # raised by a robots.txt Crawl-delay
+        self.delay = self.limits.delay_seconds  # raised by a robots.txt Crawl-delay
         self._last_request: dict[str, float] = {}
-        timeout = settings.WEBSYNC_TIMEOUT_SECONDS
+        timeout = self.limits.timeout_seconds
         self._client = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
                                     follow_redirects=False, trust_env=False)
 
@@ -158,7 +159,7 @@ class Fetcher:
             current = urljoin(current, location).split("#", 1)[0]
             if same_host is not None and origin_of(current) != same_host:
                 # Checked for safety first (the refusal names the address), then for the host.
-                check_url(current, resolve=self.resolve)
+                check_url(current, resolve=self.resolve, allow_private=self.limits.allow_private_addresses)
                 raise Refused(f"redirect to {current[:200]} leaves {same_host}")
         raise Refused(f"more than {MAX_REDIRECTS} redirects from {url[:200]}")
 
@@ -176,12 +177,12 @@ class Fetcher:
     def _open(self, url: str, headers: Mapping[str, str]) -> Iterator[Streamed]:
         if time.monotonic() >= self.deadline:
             raise RunOutOfTime("the run's time budget is spent")
-        addresses = check_url(url, resolve=self.resolve)
+        addresses = check_url(url, resolve=self.resolve, allow_private=self.limits.allow_private_addresses)
         parsed = httpx.URL(url)
         self._throttle(origin_of(url))
         pinned = str(parsed.copy_with(host=addresses[0].split("%")[0]))
         extensions = {"sni_hostname": parsed.host} if parsed.scheme == "https" else {}
-        request_headers = {"User-Agent": user_agent(), "Accept-Encoding": "identity",
+        request_headers = {"User-Agent": self.limits.user_agent, "Accept-Encoding": "identity",
                            "Host": parsed.netloc.decode("ascii"), **headers}
         self.requests += 1
         with self._client.stream("GET", pinned, headers=request_headers, extensions=extensions) as response:
@@ -194,7 +195,7 @@ class Fetcher:
                            pieces=self._pieces(url, response))
 
     def _check_declared(self, url: str, declared: str) -> None:
-        limit = settings.WEBSYNC_MAX_PAGE_BYTES
+        limit = self.limits.max_page_bytes
         if declared.isdigit() and int(declared) > limit:
             raise Refused(f"{url[:200]} declares {int(declared):,} bytes, over the {limit:,}-byte limit")
         if declared.isdigit() and self.budget is not None and int(declared) > self.budget.bytes_left():
@@ -202,9 +203,9 @@ class Fetcher:
                               f"has left ({self.budget.bytes_left():,})")
 
     def _pieces(self, url: str, response: httpx.Response) -> Iterator[bytes]:
-        limit = settings.WEBSYNC_MAX_PAGE_BYTES
+        limit = self.limits.max_page_bytes
         # A slow server may keep each read under the timeout: the page's own deadline cuts it off.
-        page_deadline = min(self.deadline, time.monotonic() + 4 * settings.WEBSYNC_TIMEOUT_SECONDS)
+        page_deadline = min(self.deadline, time.monotonic() + 4 * self.limits.timeout_seconds)
         size = 0
         for piece in response.iter_raw():
             size += len(piece)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from corpus.config import SyncLimits
 from corpus.models import WebSource
 from corpus.sources.websync import crawl
 from corpus.sources.websync.fetch import Refused, Resolver, check_url, system_resolve
@@ -32,8 +32,9 @@ def websource_check(*, tenant: Tenant, audience: Audience, start_url: str, kind:
         raise SourceRejected(f"kind {kind!r} is not one of {', '.join(WebSource.Kind.values)}")
     if schedule not in WebSource.Schedule.values:
         raise SourceRejected(f"schedule {schedule!r} is not one of {', '.join(WebSource.Schedule.values)}")
-    if not 1 <= page_limit <= settings.WEBSYNC_MAX_PAGES:
-        raise SourceRejected(f"page limit {page_limit} is outside 1..{settings.WEBSYNC_MAX_PAGES}")
+    ceiling = SyncLimits.from_settings().max_pages
+    if not 1 <= page_limit <= ceiling:
+        raise SourceRejected(f"page limit {page_limit} is outside 1..{ceiling}")
     url = crawl.normalize(start_url)
     try:
         check_url(url, resolve=resolve)

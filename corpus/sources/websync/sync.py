@@ -27,6 +27,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from corpus.encoders.embedding import Encoder
+from corpus.config import SyncLimits
 from corpus.models import WebPage, WebSource
 from corpus.parsers import ParseError
 from corpus.sources.websync import crawl
@@ -54,10 +55,11 @@ def websync_run(*, tenant: Tenant, source_id: int, encoder: Encoder | None = Non
         if not acquired:
             raise RuntimeError(f"another sync of web source {source.pk} is running")
         _set_status(tenant=tenant, source_id=source.pk, status=WebSource.Status.RUNNING)
-        budget = Budget.for_run(page_limit=source.page_limit)
+        limits = SyncLimits.from_settings()
+        budget = Budget.for_run(page_limit=source.page_limit, limits=limits)
         try:
             known, cut = _load_known(tenant=tenant, source_id=source.pk, bound=budget.known)
-            with Fetcher(deadline=budget.deadline, resolve=resolve, budget=budget) as fetcher:
+            with Fetcher(deadline=budget.deadline, resolve=resolve, budget=budget, limits=limits) as fetcher:
                 state = RunState(source=source, fetcher=fetcher, budget=budget, known=known, known_cut=cut,
                                report=report)
                 _crawl(state)
