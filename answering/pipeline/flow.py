@@ -160,6 +160,9 @@ class Prepared:
     # The question without the missing word whose pull let it past the gate (0067), for the
     # extractive answerer; None when coverage passed on its own.
     emphasis: str | None = None
+    # The query with its typos corrected (SearchResult.corrected_query): what the extractive
+    # answerer scores sentences against. A model reads the question as asked.
+    corrected: str = ""
 
 
 def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
@@ -208,7 +211,8 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
     context = found.candidates[: config.retrieval.context_chunks]
     return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
                     candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
-                    generator=generator, config=config, emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
+                    generator=generator, config=config, corrected=found.corrected_query,
+                    emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
 
 
 def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant,
@@ -269,7 +273,7 @@ def _generate(prepared: Prepared) -> tuple[Draft, str] | Abstention:
                                            max_tokens=prepared.config.answer.max_tokens), prepared.generator
             except spend.SpendCapReached:  # this question's own earlier calls reached the cap
                 pass
-        return (extract_answer(prepared.query, prepared.candidates, emphasis=prepared.emphasis,
+        return (extract_answer(prepared.corrected or prepared.query, prepared.candidates, emphasis=prepared.emphasis,
                                context_chunks=context_chunks), generator_name(None))
     except AllProvidersFailed as exc:
         return Abstention("providers_failed", str(exc), Draft.declined_by("llm", str(exc), attempts=exc.attempts))
