@@ -69,14 +69,16 @@ def test_every_report_carries_the_proxies_per_case_and_per_arm(demo_corpus: Any,
     assert first["turn_contamination"] is None  # not a follow-up
     follow_up = cases["m-1"]
     assert follow_up["question"] == "ok and what about rotating a key?" and len(follow_up["history"]) == 2
-    if follow_up["action"] == "answered":
-        assert follow_up["turn_contamination"] in (True, False) and "previous_answer" in follow_up
+    # Checked against the product's own answer to the previous question, asked again for it.
+    assert follow_up["action"] == "answered" and follow_up["previous_answer"]
+    assert follow_up["turn_contamination"] in (True, False) and isinstance(follow_up["repeated_sentences"], list)
     assert "answer_precision" not in cases["d-2"]  # escalated: nothing to read
     metrics = report["arms"]["hybrid"]["metrics"]
     for key in ("answer_precision", "turn_contamination", "noise_rate", "noise_markup", "noise_dangling",
                 "noise_doctest", "noise_cut"):
         assert key in metrics
     assert metrics["answer_precision"] is not None and metrics["noise_rate"] is not None
+    assert metrics["turn_contamination"] is not None
     assert report["intervals"]["arms"]["hybrid"]["answer_precision"]["n"] >= 1
     html = (tmp_path / "r.html").read_text()
     assert "answer precision" in html and "answer_precision" in html and "noise_rate" in html
