@@ -152,7 +152,8 @@ def write_sheet(*, reports: Sequence[LabelledReport], sides: Sequence[str], shee
     random.Random(seed).shuffle(items)
     width = max(3, len(str(len(items))))
     key_items = {}
-    with sheet.open("w", encoding="utf-8", newline="") as out:
+    # With a byte-order mark a spreadsheet reads Czech (any non-ASCII) text as UTF-8, not as Latin-1.
+    with sheet.open("w", encoding="utf-8-sig", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=COLUMNS)
         writer.writeheader()
         for number, item in enumerate(items, start=1):
@@ -187,7 +188,7 @@ class Verdict:
 def read_verdicts(path: Path, key: dict[str, Any]) -> list[Verdict]:
     """The rater's verdicts, each checked against the key; the first problem is raised, naming its item."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # a sheet saved with or without a BOM
             reader = csv.DictReader(handle)
             rows, header = list(reader), list(reader.fieldnames or [])
     except (OSError, UnicodeDecodeError, csv.Error) as exc:

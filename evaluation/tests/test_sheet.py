@@ -34,7 +34,7 @@ def _two_arms(cases: int = 4, golden: str = "evaluation/golden/demo-paylane.yaml
 
 
 def _read(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         return list(csv.DictReader(handle))
 
 

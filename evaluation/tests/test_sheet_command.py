@@ -38,7 +38,7 @@ cases:
 
 
 def _rate_all(sheet: Path, verdict: str, reason: str = "") -> None:
-    with sheet.open(encoding="utf-8", newline="") as handle:
+    with sheet.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
     for row in rows:
         row.update(verdict=verdict, reason=reason)
