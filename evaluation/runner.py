@@ -123,22 +123,48 @@ def _run_case(run: _Run, case: Case) -> tuple[dict[str, Any], list[str]]:
     if case.type in ("tenant_probe", "audience_probe"):
         outcome = _probe(case, run.golden, run.tenant, run.chunks, run.mode, run.config)
         return outcome, [] if outcome["passed"] else [f"{case.id}: {case.type} retrieved {outcome['leaked']}"]
-    started = time.perf_counter()
     if run.chain is not None:
+        started = time.perf_counter()
         retrieved = multi_query_retrieve(tenant=run.tenant, audience=run.golden.audience, question=case.question,
                                          history=case.history, chain=run.chain, config=run.config)
         run.latencies.append((time.perf_counter() - started) * 1000)
         return _retrieval_row(case, retrieved, run.relevant, run.chunks), []
+    previous = _previous_answer(run, case) if case.history else ""
+    history = _as_it_happened(case.history, previous)
+    started = time.perf_counter()
     result = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.question,
-                    history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True,
+                    history=history, conversation_id=f"eval-{case.id}", use_default_chain=True,
                     mode=run.mode, config=run.config)
     run.latencies.append((time.perf_counter() - started) * 1000)
     for stage, ms in result.stage_ms.items():
         run.stages.setdefault(stage, []).append(ms)
     row = _answer_row(run, case, result)
     if case.history and row["action"] == "answered":
-        row.update(_follow_up_proxies(run, case, row))
+        row.update(_follow_up_proxies(case, row, previous))
     return row, _hard_failures(case, row, result.action)
+
+
+def _previous_answer(run: _Run, case: Case) -> str:
+    """The product's own answer to the case's last user turn (asked with the history before it),
+    or "" when it did not answer."""
+    users = [i for i, turn in enumerate(case.history) if turn["role"] == "user"]
+    if not users:
+        return ""
+    last = users[-1]
+    earlier = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.history[last]["content"],
+                     history=list(case.history[:last]), conversation_id=f"eval-{case.id}-previous",
+                     use_default_chain=True, mode=run.mode, config=run.config)
+    return earlier.text if earlier.action == "answered" else ""
+
+
+def _as_it_happened(history: Sequence[dict[str, str]], previous: str) -> list[dict[str, str]]:
+    """The conversation as a person had it: the set's last assistant turn (a short summary the
+    set's author wrote) replaced by what the product answered to the turn before it, when it
+    answered; the follow-up must not repeat what the person was actually shown (0100)."""
+    turns = [dict(turn) for turn in history]
+    if previous and turns and turns[-1]["role"] == "assistant":
+        turns[-1]["content"] = previous
+    return turns
 
 
 def _answer_row(run: _Run, case: Case, result: Any) -> dict[str, Any]:
@@ -174,20 +200,11 @@ def _shown_source(source: dict[str, Any]) -> dict[str, Any]:
     return {k: source.get(k) for k in ("number", "source_type", "slug", "title", "heading_path", "url")}
 
 
-def _follow_up_proxies(run: _Run, case: Case, row: dict[str, Any]) -> dict[str, Any]:
+def _follow_up_proxies(case: Case, row: dict[str, Any], previous: str) -> dict[str, Any]:
     """Turn contamination of a follow-up, against both previous answers it could repeat: the one
-    the set writes in the history, and the one the product gives to the previous question
-    (asked again here, with the history before it, and kept as `previous_answer`). The set's
-    own answer turns are short summaries; the repeat a reader saw was of the product's answer."""
-    users = [i for i, turn in enumerate(case.history) if turn["role"] == "user"]
+    the set writes in the history, and the one the product gave to the previous question (the
+    one the follow-up was asked after, kept as `previous_answer`)."""
     written = [t["content"] for t in case.history if t["role"] == "assistant"][-1:]
-    previous = ""
-    if users:
-        last = users[-1]
-        earlier = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.history[last]["content"],
-                         history=list(case.history[:last]), conversation_id=f"eval-{case.id}-previous",
-                         use_default_chain=True, mode=run.mode, config=run.config)
-        previous = earlier.text if earlier.action == "answered" else ""
     proxies = case_proxies(answer=row["answer"], sources=row["sources"], answerable=False, expected_pages=(),
                            previous_answers=[*written, previous], follow_up=True)
     return {"previous_answer": previous, "turn_contamination": proxies["turn_contamination"],
