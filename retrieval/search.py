@@ -32,7 +32,7 @@ from retrieval.querytext import is_when_word
 from retrieval.releases import release_notes_not_first
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
-from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
+from retrieval.typos import Correction, coined_words, correct_terms, is_misspelt, resolve_dotted_parts
 from tenants.scope import ChunkQuery, TenantScope
 
 # hybrid is the product's search; each leg alone is a diagnostic (`manage.py search --mode`, the
@@ -270,13 +270,16 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str,
     named = tuple(t for t in unknown if t in names and t not in resolved)
     if written:
         named += coined_words(terms.lexemes, stats.df, written=written, language=language, names=names)
-    return terms, stats, parts + typos, named, corrected_text(query, typos, written)
+    misspelt = [t for t in typos if is_misspelt(written.get(t.original), language)]
+    return terms, stats, parts + typos, named, corrected_text(query, misspelt, written)
 
 
 def corrected_text(query: str, typos: Sequence[Correction], written: dict[str, str]) -> str:
     """`query` with each misspelt word written as its correction (`how lnog do refnuds take` →
     `how long do refund take`): the stem the vocabulary holds reads closer to the intent than the
-    typo, for the encoder as for a reader of the trace."""
+    typo, for the encoder as for a reader of the trace. Only words no dictionary knows are
+    rewritten: `sell` corrected to the pages' `seller` is a keyword the pages hold, but the
+    question still says `sell` (paylane-a003 answered when its vector read "seller")."""
     for typo in typos:
         word = written.get(typo.original)
         if word:

@@ -78,11 +78,16 @@ def one_edit(term: str) -> set[str]:
     return (dropped | swapped | replaced | added) - {term}
 
 
+def is_misspelt(word: str | None, language: str) -> bool:
+    """A written word no dictionary of the language knows (a typo), where one exists."""
+    return (word is not None and word.isalpha() and word not in chat_shorthand() and has_dictionary(language)
+            and not dictionary_lemma(word, language)[1])
+
+
 def _one_edit_away(scope: TenantScope, term: str, word: str | None, language: str) -> Correction | None:
     """The visible vocabulary's most frequent term one edit from `term`, when the asker's word
     is one no dictionary knows (a typo, not a word these pages lack)."""
-    if (word is None or not word.isalpha() or word in chat_shorthand() or not has_dictionary(language)
-            or dictionary_lemma(word, language)[1]):
+    if not is_misspelt(word, language):
         return None
     # One query for every variant: corpus_term_stats' primary key serves `term = ANY(...)`.
     found = scope.document_frequencies(sorted(one_edit(term)))

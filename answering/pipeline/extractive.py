@@ -99,6 +99,7 @@ class _Sentence:
     text: str
     candidate: Candidate
     entity: str = ""  # the lowered name of the entity its chunk belongs to, if any
+    place: int = 0  # its chunk's place in the retrieved order
 
 
 def _body(candidate: Candidate) -> str:
@@ -233,11 +234,16 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
 
 
 def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, question: str) -> list[_Sentence]:
-    """Passage first (docs/decisions/0101): the best sentence (`ranked` best first, each with
-    its quotable score) and its chunk's other quotable sentences, in the order the page says
-    them, are the answer; a sentence of another chunk joins only when it is well above the floor
-    and holds a word of the question the passage lacks. None is said twice."""
-    anchor = next(sentence for sentence, quotable in ranked if quotable >= minimum)
+    """Passage first (docs/decisions/0101): the best-ranked chunk with a quotable sentence
+    (`ranked` best first, each with its quotable score) is the answer's passage, its best
+    sentence and its other quotable ones in the order the page says them; a sentence of another
+    chunk joins only when it is well above the floor and holds a word of the question the
+    passage lacks. None is said twice."""
+    # The passage is the best-ranked chunk that has a sentence above the floor (retrieval ranked
+    # whole chunks with both legs and the reranker), quoted from its best sentence.
+    eligible = [sentence for sentence, quotable in ranked if quotable >= minimum]
+    top = min(sentence.place for sentence in eligible)
+    anchor = next(sentence for sentence in eligible if sentence.place == top)
     passage = [anchor]
     for sentence, quotable in ranked:
         if len(passage) >= MAX_SENTENCES:
@@ -276,7 +282,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
         context_chunks = RetrievalConfig.from_settings().context_chunks
     context = candidates[:context_chunks]
     given = [s for text in said for s in split_sentences(_CITATION.sub("", text))]
-    sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
+    sentences = [_Sentence(s, c, entity_name(c.heading_path).lower(), place) for place, c in enumerate(context)
                  for s in _quotable(_body(c))
                  if not looks_like_instruction(s) and not is_filler(s) and not is_repeat(s, given)]
     if focus is not None and focus != question:
