@@ -43,6 +43,7 @@ _INSTRUCTION = re.compile(
 )
 _MIN_CHARS = 25
 _CITATION = re.compile(r"\s*\[\d+\]")  # an earlier answer's markers, left out when its sentences are compared
+_ENTITY_LEAD = re.compile(r"^`[^`]+`(?: \([^()]*\))?: ")  # entity_lead's "`work_mem` (integer): "
 MAX_SENTENCES = 3  # a quote, not a page
 # A sentence must be this similar to the question to be quoted (0.45 until docs/decisions/0053:
 # the gate, not this floor, is what stops must-abstain questions).
@@ -281,7 +282,10 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
     if context_chunks is None:
         context_chunks = RetrievalConfig.from_settings().context_chunks
     context = candidates[:context_chunks]
-    given = [s for text in said for s in split_sentences(_CITATION.sub("", text))]
+    # Each cited piece of an earlier answer, and each sentence in it: a quoted line of code is a
+    # piece of its own, with no full stop to split at.
+    pieces = [_ENTITY_LEAD.sub("", piece.strip()) for text in said for piece in _CITATION.split(text)]
+    given = [s for piece in pieces if piece for s in dict.fromkeys([piece, *split_sentences(piece)])]
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower(), place) for place, c in enumerate(context)
                  for s in _quotable(_body(c))
                  if not looks_like_instruction(s) and not is_filler(s) and not is_repeat(s, given)]

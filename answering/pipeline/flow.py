@@ -202,18 +202,8 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
         trace.lap("cache")
         if hit is not None:
             return Finished(trace.cached(hit), sources=hit.sources)
-    retrieved = None
-    if rewrite.method == "offline":
-        # A follow-up is searched as asked first: joined to the turn before, the earlier question's
-        # pages outrank the follow-up's own and its answer repeats the last one (0100).
-        alone = _retrieve(scope=scope, tenant=tenant, query=question, query_vector=None, rerank=rerank, mode=mode,
-                          config=config, meter=meter)
-        if alone.gate.passed:
-            retrieved, rewrite = alone, Rewrite(question, "offline", "the follow-up answered as asked")
-            trace.rewrite = rewrite
-    if retrieved is None:
-        retrieved = _retrieve(scope=scope, tenant=tenant, query=rewrite.query, query_vector=query_vector,
-                              rerank=rerank, mode=mode, config=config, meter=meter)
+    retrieved = _retrieve(scope=scope, tenant=tenant, query=rewrite.query, query_vector=query_vector,
+                          rerank=rerank, mode=mode, config=config, meter=meter)
     found, gate, pull = retrieved.found, retrieved.gate, retrieved.pull
     trace.lap("retrieve")
     trace.searched(found, gate, pull)

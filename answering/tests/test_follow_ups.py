@@ -71,3 +71,16 @@ def test_a_conversation_never_repeats_its_last_answer(demo_corpus: Any) -> None:
                        history=history, config=config)
     said_again = set(_sentences(follow_up.text)) & set(_sentences(first.text))
     assert follow_up.action == "answered" and not said_again, follow_up.text
+
+
+def test_a_quoted_line_of_code_or_a_lead_already_given_is_not_quoted_again() -> None:
+    """An earlier answer's pieces are read piece by piece (each ends at its marker): a line of
+    code has no full stop to split at, and an entity lead prefixes its first sentence
+    (pgdev2-037 and -039 repeated both before this)."""
+    body = ("This parameter can only be set in the postgresql.conf file or on the server command line. "
+            "It controls how often the startup process logs a long-running operation.")
+    context = [candidate(1, "Logging > log_startup_progress_interval (integer)", body)]
+    earlier = ("`log_startup_progress_interval` (integer, default 10 seconds): This parameter can only be set in the postgresql.conf "
+               "file or on the server command line. [1] IF a_running_job_count > 0 THEN [2]")
+    draft = extract_answer("Where do I set log_startup_progress_interval?", context, said=[earlier])
+    assert "can only be set in the postgresql.conf" not in draft.text, draft.text
