@@ -73,6 +73,7 @@ def case_values(cases: Sequence[dict[str, Any]], retrieval_types: Collection[str
                 values[name][case["id"]] = score(case.get("page_hit_rank"))
         if case.get("fact_coverage") is not None:
             values["fact_coverage"][case["id"]] = float(case["fact_coverage"])
+        _proxy_values(values, case)
         if "action" not in case:
             continue  # retrieval-only arms say nothing about abstention
         escalated = 1.0 if case["action"] == "escalated" else 0.0
@@ -81,6 +82,17 @@ def case_values(cases: Sequence[dict[str, Any]], retrieval_types: Collection[str
         elif case["type"] in retrieval_types:
             values["false_abstention"][case["id"]] = escalated
     return values
+
+
+def _proxy_values(values: dict[str, dict[str, float]], case: dict[str, Any]) -> None:
+    # The reader proxies (evaluation/proxies.py), resampled like fact coverage, each case its own
+    # value; entered only when a case carries them: a report written before the proxies has none to bound.
+    if case.get("answer_precision") is not None:
+        values.setdefault("answer_precision", {})[case["id"]] = float(case["answer_precision"])
+    if case.get("turn_contamination") is not None:
+        values.setdefault("turn_contamination", {})[case["id"]] = 1.0 if case["turn_contamination"] else 0.0
+    if case.get("noise") is not None:
+        values.setdefault("noise_rate", {})[case["id"]] = 1.0 if any(case["noise"].values()) else 0.0
 
 
 def _summary(by_case: dict[str, float], **options: Any) -> dict[str, Any] | None:

@@ -68,7 +68,7 @@ def comparison_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 INTERVAL_METRICS = ("page_recall@1", "page_recall@5", "page_recall@10", "page_mrr", "must_abstain_recall",
-                    "false_abstention", "fact_coverage")
+                    "false_abstention", "fact_coverage", "answer_precision", "turn_contamination", "noise_rate")
 
 
 def _bounded(summary: dict[str, Any] | None) -> str:

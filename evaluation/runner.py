@@ -29,6 +29,7 @@ from evaluation.judge import Judge, judge_case, judge_from_settings, judge_metri
 from evaluation.locators import ChunkInfo, matches, resolve, tenant_chunks
 from evaluation.metrics import first_hit_rank, mean, ndcg_at, percentile, precision_recall, recall_at, reciprocal_rank
 from evaluation.multiquery import multi_query_retrieve
+from evaluation.proxies import case_proxies, proxy_metrics
 from evaluation.shadow import shadow_build
 from retrieval.search import search
 from tenants.models import Tenant
@@ -122,20 +123,48 @@ def _run_case(run: _Run, case: Case) -> tuple[dict[str, Any], list[str]]:
     if case.type in ("tenant_probe", "audience_probe"):
         outcome = _probe(case, run.golden, run.tenant, run.chunks, run.mode, run.config)
         return outcome, [] if outcome["passed"] else [f"{case.id}: {case.type} retrieved {outcome['leaked']}"]
-    started = time.perf_counter()
     if run.chain is not None:
+        started = time.perf_counter()
         retrieved = multi_query_retrieve(tenant=run.tenant, audience=run.golden.audience, question=case.question,
                                          history=case.history, chain=run.chain, config=run.config)
         run.latencies.append((time.perf_counter() - started) * 1000)
         return _retrieval_row(case, retrieved, run.relevant, run.chunks), []
+    previous = _previous_answer(run, case) if case.history else ""
+    history = _as_it_happened(case.history, previous)
+    started = time.perf_counter()
     result = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.question,
-                    history=list(case.history), conversation_id=f"eval-{case.id}", use_default_chain=True,
+                    history=history, conversation_id=f"eval-{case.id}", use_default_chain=True,
                     mode=run.mode, config=run.config)
     run.latencies.append((time.perf_counter() - started) * 1000)
     for stage, ms in result.stage_ms.items():
         run.stages.setdefault(stage, []).append(ms)
     row = _answer_row(run, case, result)
+    if case.history and row["action"] == "answered":
+        row.update(_follow_up_proxies(case, row, previous))
     return row, _hard_failures(case, row, result.action)
+
+
+def _previous_answer(run: _Run, case: Case) -> str:
+    """The product's own answer to the case's last user turn (asked with the history before it),
+    or "" when it did not answer."""
+    users = [i for i, turn in enumerate(case.history) if turn["role"] == "user"]
+    if not users:
+        return ""
+    last = users[-1]
+    earlier = answer(tenant=run.tenant, audiences=[run.golden.audience], question=case.history[last]["content"],
+                     history=list(case.history[:last]), conversation_id=f"eval-{case.id}-previous",
+                     use_default_chain=True, mode=run.mode, config=run.config)
+    return earlier.text if earlier.action == "answered" else ""
+
+
+def _as_it_happened(history: Sequence[dict[str, str]], previous: str) -> list[dict[str, str]]:
+    """The conversation as a person had it: the set's last assistant turn (a short summary the
+    set's author wrote) replaced by what the product answered to the turn before it, when it
+    answered; the follow-up must not repeat what the person was actually shown (0100)."""
+    turns = [dict(turn) for turn in history]
+    if previous and turns and turns[-1]["role"] == "assistant":
+        turns[-1]["content"] = previous
+    return turns
 
 
 def _answer_row(run: _Run, case: Case, result: Any) -> dict[str, Any]:
@@ -145,6 +174,9 @@ def _answer_row(run: _Run, case: Case, result: Any) -> dict[str, Any]:
     cited_docs = {(s["source_type"], s["slug"]) for s in result.sources}
     expected_docs = {(l.source, l.document_slug) for l in case.expected}
     row.update({
+        # What a reader is shown, kept so a rater's sheet can be built from a stored report.
+        "question": case.question, "history": list(case.history), "answer": result.text,
+        "sources": [_shown_source(s) for s in result.sources],
         "action": result.action,
         "fact_coverage": (mean([1.0 if _contains(text, f) else 0.0 for f in case.must_contain])
                           if case.must_contain else None),
@@ -154,10 +186,29 @@ def _answer_row(run: _Run, case: Case, result: Any) -> dict[str, Any]:
         "trace_id": result.trace_id,
         "gate": gate_signals(tenant=run.tenant, trace_id=result.trace_id),
     })
+    if answered:
+        answerable = case.type in RETRIEVAL_TYPES and bool(case.expected)
+        row.update(case_proxies(answer=result.text, sources=result.sources, answerable=answerable,
+                                expected_pages=expected_docs, previous_answers=(), follow_up=False))
     if run.judge is not None and answered:
         row["judge"] = judge_case(judge=run.judge, tenant=run.tenant, question=case.question, answer=result.text,
                                   sources=result.sources)
     return row
+
+
+def _shown_source(source: dict[str, Any]) -> dict[str, Any]:
+    return {k: source.get(k) for k in ("number", "source_type", "slug", "title", "heading_path", "url")}
+
+
+def _follow_up_proxies(case: Case, row: dict[str, Any], previous: str) -> dict[str, Any]:
+    """Turn contamination of a follow-up, against both previous answers it could repeat: the one
+    the set writes in the history, and the one the product gave to the previous question (the
+    one the follow-up was asked after, kept as `previous_answer`)."""
+    written = [t["content"] for t in case.history if t["role"] == "assistant"][-1:]
+    proxies = case_proxies(answer=row["answer"], sources=row["sources"], answerable=False, expected_pages=(),
+                           previous_answers=[*written, previous], follow_up=True)
+    return {"previous_answer": previous, "turn_contamination": proxies["turn_contamination"],
+            "repeated_sentences": proxies["repeated_sentences"]}
 
 
 def gate_signals(*, tenant: Tenant, trace_id: int | None) -> dict[str, Any]:
@@ -233,6 +284,7 @@ def summarise(cases: list[dict[str, Any]], ks: Sequence[int], latencies: list[fl
     stale = [c for c in asked if c["type"] == "stale"]
     metrics["stale_answer_rate"] = (round(mean([1.0 if c["forbidden"] or c["stale_cited"] else 0.0 for c in stale]), 4)
                                     if stale else None)
+    metrics.update(proxy_metrics(asked))
     metrics["latency_ms_p50"] = round(percentile(latencies, 50), 1)
     metrics["latency_ms_p95"] = round(percentile(latencies, 95), 1)
     for stage, values in sorted(stages.items()):

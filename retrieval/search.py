@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from retrieval.querytext import is_when_word
 from retrieval.releases import release_notes_not_first
 from retrieval.rerankers import get_reranker
 from retrieval.rerankers.stored import stored_token_states
-from retrieval.typos import Correction, coined_words, correct_terms, resolve_dotted_parts
+from retrieval.typos import Correction, coined_words, correct_terms, is_misspelt, resolve_dotted_parts
 from tenants.scope import ChunkQuery, TenantScope
 
 # hybrid is the product's search; each leg alone is a diagnostic (`manage.py search --mode`, the
@@ -121,6 +122,9 @@ class SearchResult:
     # the question is about something this corpus does not know (docs/decisions/0051).
     unknown_names: tuple[str, ...] = ()
     idf: dict[str, float] = field(default_factory=dict)  # of the question's terms, in this scope
+    # The question with its misspelt words replaced by their corrections: what the vector leg,
+    # the reranker and the offline answerer read (a typo's embedding is noise, 0099).
+    corrected_query: str = ""
 
     @property
     def vector_margin(self) -> float:
@@ -128,7 +132,8 @@ class SearchResult:
 
     def as_trace(self) -> dict[str, Any]:
         return {
-            "query": self.query, "mode": self.mode, "lexemes": list(self.terms.lexemes),
+            "query": self.query, "corrected_query": self.corrected_query, "mode": self.mode,
+            "lexemes": list(self.terms.lexemes),
             "exact_terms": list(self.terms.exact),
             "corrections": [c.__dict__ for c in self.corrections],
             "candidates": [c.as_trace() for c in self.candidates],
@@ -193,7 +198,9 @@ def search(
     # for the keyword side; "embed" is then only the part of encoding that was not hidden.
     pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
     with timer.stage("terms"):
-        terms, stats, corrections, unknown_names = _query_terms(scope, query, ts_config, language)
+        terms, stats, corrections, unknown_names, corrected = _query_terms(scope, query, ts_config, language)
+    if corrected != query:
+        pending, query_vector = _embedder().submit(get_encoder().encode_one, corrected), None
     legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
                                    query_vector=query_vector, config=config)
     with timer.stage("fuse"):
@@ -206,7 +213,7 @@ def search(
     result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=candidates,
                           query_vector=query_vector, chance=chance,
                           best_similarity=max((c.vector_similarity for c in candidates), default=-1.0),
-                          unknown_names=unknown_names, idf=dict(stats.idf))
+                          unknown_names=unknown_names, idf=dict(stats.idf), corrected_query=corrected)
     with timer.stage("rerank"):
         _maybe_rerank(scope, result, rerank or rerank_for_language(language, config), config)
     result.candidates = pin_rare_literals(result.candidates, terms, stats, LITERAL_PIN_MAX_DF)
@@ -235,8 +242,9 @@ def rerank_for_language(language: str, config: RetrievalConfig) -> str:
 
 
 def _query_terms(scope: TenantScope, query: str, ts_config: str,
-                 language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction], tuple[str, ...]]:
-    """The terms, their statistics, typo corrections, and the unknown names."""
+                 language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction], tuple[str, ...], str]:
+    """The terms, their statistics, typo corrections, the unknown names, and the question with
+    its typos corrected."""
     terms = query_terms(query, ts_config=ts_config, language=language)
     stats = bm25_stats(scope, terms.all)
     keyed = bool(terms.groups)
@@ -251,7 +259,7 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str,
         if parts:
             terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups)
             stats = bm25_stats(scope, terms.all)
-    lexemes, typos = correct_terms(scope, terms.lexemes, stats.df, names=names)
+    lexemes, typos = correct_terms(scope, terms.lexemes, stats.df, names=names, written=written, language=language)
     if typos:
         weights = {t: terms.weights.get(t, 1.0) for t in lexemes} if keyed else {}
         terms = QueryTerms(lexemes=lexemes, exact=terms.exact, groups=terms.groups, weights=weights)
@@ -262,7 +270,21 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str,
     named = tuple(t for t in unknown if t in names and t not in resolved)
     if written:
         named += coined_words(terms.lexemes, stats.df, written=written, language=language, names=names)
-    return terms, stats, parts + typos, named
+    misspelt = [t for t in typos if is_misspelt(written.get(t.original), language)]
+    return terms, stats, parts + typos, named, corrected_text(query, misspelt, written)
+
+
+def corrected_text(query: str, typos: Sequence[Correction], written: dict[str, str]) -> str:
+    """`query` with each misspelt word written as its correction (`how lnog do refnuds take` →
+    `how long do refund take`): the stem the vocabulary holds reads closer to the intent than the
+    typo, for the encoder as for a reader of the trace. Only words no dictionary knows are
+    rewritten: `sell` corrected to the pages' `seller` is a keyword the pages hold, but the
+    question still says `sell` (paylane-a003 answered when its vector read "seller")."""
+    for typo in typos:
+        word = written.get(typo.original)
+        if word:
+            query = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", typo.corrected, query, flags=re.IGNORECASE)
+    return query
 
 
 def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: str, timer: _Timer,
@@ -425,7 +447,7 @@ def _maybe_rerank(scope: TenantScope, result: SearchResult, mode: str, config: R
     reranker = get_reranker(config.reranker)
     states = stored_token_states(scope, [c.chunk_id for c in head]) if reranker.reads_token_states else []
     result.rerank_encoded = sum(s is None for s in states) if states else len(head)
-    scores = reranker.score(result.query, [c.content for c in head], token_states=states)
+    scores = reranker.score(result.corrected_query or result.query, [c.content for c in head], token_states=states)
     for candidate, score in zip(head, scores):
         candidate.rerank_logit, candidate.rerank_probability = score.logit, score.probability
     # By logit: the sigmoid saturates. Fusion's order folded in lost at @5 (docs/decisions/0072).

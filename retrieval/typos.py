@@ -3,6 +3,13 @@
 Only a query term that the asker's visible chunks never contain is corrected, and only to a
 term those same chunks do contain: the vocabulary is read through the scope, so a correction
 can never reveal a word from another tenant or a hidden audience.
+
+Trigrams find a look-alike of a long word, not a hurried one: `lnog` shares one trigram with
+`long`, `refnud` three of eleven with `refund`. A word no dictionary of the language knows that
+trigrams leave uncorrected is therefore tried one edit away (a letter dropped, added, replaced,
+or two neighbours swapped), each variant looked up in the visible vocabulary at once; the most
+frequent one wins. A word the dictionary knows (`vault` asked of pages that say `fault`) is only
+absent from these pages and is never moved by an edit (docs/decisions/0099).
 """
 
 from __future__ import annotations
@@ -24,13 +31,17 @@ class Correction:
     original: str
     corrected: str
     similarity: float
-    kind: str = "typo"  # or "part": the word is one dotted part of an identifier (0075)
+    # "typo" (a trigram look-alike), "edit" (one edit away, 0099) or "part": the word is one
+    # dotted part of an identifier (0075).
+    kind: str = "typo"
 
 
 def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int], *,
-                  names: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], list[Correction]]:
+                  names: frozenset[str] = frozenset(), written: dict[str, str] | None = None,
+                  language: str = "en") -> tuple[tuple[str, ...], list[Correction]]:
     """`names`: lexemes of words written as names (retrieval.querytext.written_names), which are
-    never corrected: a name the corpus lacks stays a term it lacks, for the gate to see."""
+    never corrected: a name the corpus lacks stays a term it lacks, for the gate to see.
+    `written`: lexeme → the word as asked, for the one-edit fallback (none without it)."""
     corrected: list[str] = []
     corrections: list[Correction] = []
     for term in lexemes:
@@ -45,9 +56,45 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
             found, similarity, _ = candidates[0]
             corrections.append(Correction(term, found, round(similarity, 3)))
             corrected.append(found)
+        elif (edited := _one_edit_away(scope, term, (written or {}).get(term), language)) is not None:
+            corrections.append(edited)
+            corrected.append(edited.corrected)
         else:
             corrected.append(term)
     return tuple(dict.fromkeys(corrected)), corrections
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit(term: str) -> set[str]:
+    """Every string one edit from `term`: a letter dropped, two neighbours swapped, a letter
+    replaced or one added (Norvig's edits1, about 55 x len(term) strings)."""
+    splits = [(term[:i], term[i:]) for i in range(len(term) + 1)]
+    dropped = {a + b[1:] for a, b in splits if b}
+    swapped = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaced = {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+    added = {a + c + b for a, b in splits for c in _LETTERS}
+    return (dropped | swapped | replaced | added) - {term}
+
+
+def is_misspelt(word: str | None, language: str) -> bool:
+    """A written word no dictionary of the language knows (a typo), where one exists."""
+    return (word is not None and word.isalpha() and word not in chat_shorthand() and has_dictionary(language)
+            and not dictionary_lemma(word, language)[1])
+
+
+def _one_edit_away(scope: TenantScope, term: str, word: str | None, language: str) -> Correction | None:
+    """The visible vocabulary's most frequent term one edit from `term`, when the asker's word
+    is one no dictionary knows (a typo, not a word these pages lack)."""
+    if not is_misspelt(word, language):
+        return None
+    # One query for every variant: corpus_term_stats' primary key serves `term = ANY(...)`.
+    found = scope.document_frequencies(sorted(one_edit(term)))
+    if not found:
+        return None
+    best = max(sorted(found), key=lambda candidate: found[candidate])
+    return Correction(term, best, round(1 - 1 / len(term), 3), kind="edit")
 
 
 def resolve_dotted_parts(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int], *,
@@ -97,9 +144,10 @@ def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[
     """Terms still unmatched after typo correction whose written word is one plain word no
     dictionary of the language knows (`certbot`, `matplotlib`): a product the pages never
     mention, written in lower case, which 0051's rule would otherwise miss (0077). A word the
-    dictionary knows (`many`, `frontend`) is only absent from these pages, chat shorthand (`asap`,
-    retrieval/data/chat-shorthand.txt) is about nothing, and a word with a dot, dash, digit or
-    underscore is the asker's own identifier or file name."""
+    dictionary knows (`many`, `frontend`) is only absent from these pages, one edit from such a
+    word (`lnog`) it is a typo, chat shorthand (`asap`, retrieval/data/chat-shorthand.txt) is
+    about nothing, and a word with a dot, dash, digit or underscore is the asker's own
+    identifier or file name."""
     if not has_dictionary(language):
         return ()
     coined = []
@@ -107,6 +155,12 @@ def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[
         word = written.get(term)
         if (df.get(term, 0) == 0 and term not in names and word is not None and word.isalpha()
                 and len(word) >= _MIN_LENGTH and word not in chat_shorthand()
-                and not dictionary_lemma(word, language)[1]):
+                and not dictionary_lemma(word, language)[1] and not near_a_word(word, language)):
             coined.append(term)
     return tuple(coined)
+
+
+def near_a_word(word: str, language: str) -> bool:
+    """Whether a word one edit from `word` is one the dictionary knows: `lnog` is a hurried
+    `long` (a typo of a word these pages may lack), never a product's name (0099)."""
+    return any(dictionary_lemma(variant, language)[1] for variant in one_edit(word))

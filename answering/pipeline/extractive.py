@@ -15,6 +15,7 @@ and its default as the chunk states them: "`work_mem` (integer, default 4MB): Se
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,12 +42,20 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _MIN_CHARS = 25
+_CITATION = re.compile(r"\s*\[\d+\]")  # an earlier answer's markers, left out when its sentences are compared
+_ENTITY_LEAD = re.compile(r"^`[^`]+`(?: \([^()]*\))?: ")  # entity_lead's "`work_mem` (integer): "
 MAX_SENTENCES = 3  # a quote, not a page
 # A sentence must be this similar to the question to be quoted (0.45 until docs/decisions/0053:
 # the gate, not this floor, is what stops must-abstain questions).
 MIN_SIMILARITY = 0.40
 # A sentence's rank score loses this much per place its chunk stands below the first (0061).
 RANK_PENALTY = 0.10
+# The passage's other sentences may sit this far below the floor: the page's next sentence
+# often finishes what the best one began (docs/decisions/0101).
+PASSAGE_SLACK = 0.10
+# A sentence of another chunk must clear the floor by this much, and add a word of the
+# question the passage lacks, to join the answer (0101).
+SECOND_SOURCE_MARGIN = 0.10
 # A listing longer than this many lines or characters is not quoted at all (docs/decisions/0084).
 LISTING_LINES = 8
 LISTING_CHARS = 400
@@ -91,6 +100,7 @@ class _Sentence:
     text: str
     candidate: Candidate
     entity: str = ""  # the lowered name of the entity its chunk belongs to, if any
+    place: int = 0  # its chunk's place in the retrieved order
 
 
 def _body(candidate: Candidate) -> str:
@@ -224,32 +234,70 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
     return np.array([RANK_PENALTY * position[s.candidate.chunk_id] for s in sentences])
 
 
-def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
-    """The best quotable sentences (`ranked` best first, each with its quotable score): at most
-    two per chunk, none said twice."""
-    picked: list[_Sentence] = []
-    per_chunk: dict[int, int] = {}
+def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, question: str) -> list[_Sentence]:
+    """Passage first (docs/decisions/0101): the best-ranked chunk with a quotable sentence
+    (`ranked` best first, each with its quotable score) is the answer's passage, its best
+    sentence and its other quotable ones in the order the page says them; a sentence of another
+    chunk joins only when it is well above the floor and holds a word of the question the
+    passage lacks. None is said twice."""
+    # The passage is the best-ranked chunk that has a sentence above the floor (retrieval ranked
+    # whole chunks with both legs and the reranker), quoted from its best sentence.
+    eligible = [sentence for sentence, quotable in ranked if quotable >= minimum]
+    top = min(sentence.place for sentence in eligible)
+    anchor = next(sentence for sentence in eligible if sentence.place == top)
+    passage = [anchor]
     for sentence, quotable in ranked:
-        if len(picked) >= MAX_SENTENCES:
+        if len(passage) >= MAX_SENTENCES:
             break
-        if quotable < minimum or per_chunk.get(sentence.candidate.chunk_id, 0) >= 2 or is_repeat(
-                sentence.text, [p.text for p in picked]):
-            continue
-        per_chunk[sentence.candidate.chunk_id] = per_chunk.get(sentence.candidate.chunk_id, 0) + 1
-        picked.append(sentence)
-    return picked
+        if (sentence is not anchor and sentence.candidate.chunk_id == anchor.candidate.chunk_id
+                and quotable >= minimum - PASSAGE_SLACK
+                and not is_repeat(sentence.text, [p.text for p in passage])):
+            passage.append(sentence)
+    body = _body(anchor.candidate)
+    passage.sort(key=lambda p: body.find(p.text))
+    told = " ".join(p.text for p in passage).lower()
+    lacking = {w for w in question_words(question) if w not in told}
+    for sentence, quotable in ranked:
+        if len(passage) >= MAX_SENTENCES or not lacking:
+            break
+        if (sentence.candidate.chunk_id != anchor.candidate.chunk_id and quotable >= minimum + SECOND_SOURCE_MARGIN
+                and any(w in sentence.text.lower() for w in lacking)
+                and not is_repeat(sentence.text, [p.text for p in passage])):
+            passage.append(sentence)
+            break
+    return passage
 
 
 def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None,
-                   context_chunks: int | None = None) -> Draft:
+                   context_chunks: int | None = None, focus: str | None = None,
+                   said: Sequence[str] = ()) -> Draft:
     """`emphasis`: the question without the missing word whose pull let it past the gate
     (retrieval.pull); sentences are then scored by what that word adds. `context_chunks`: the
-    flow's (RetrievalConfig.context_chunks); a direct caller that passes none gets settings'."""
+    flow's (RetrievalConfig.context_chunks); a direct caller that passes none gets settings'.
+
+    A follow-up (docs/decisions/0100): `question` is what was searched (the follow-up joined to
+    the turn before), `focus` the follow-up as asked, which the sentences are scored against
+    first, so the answer addresses the last question; `said` holds the conversation's earlier
+    answers, none of whose sentences is quoted again."""
     if context_chunks is None:
         context_chunks = RetrievalConfig.from_settings().context_chunks
     context = candidates[:context_chunks]
-    sentences = [_Sentence(s, c, entity_name(c.heading_path).lower()) for c in context
-                 for s in _quotable(_body(c)) if not looks_like_instruction(s) and not is_filler(s)]
+    # Each cited piece of an earlier answer, and each sentence in it: a quoted line of code is a
+    # piece of its own, with no full stop to split at.
+    pieces = [_ENTITY_LEAD.sub("", piece.strip()) for text in said for piece in _CITATION.split(text)]
+    given = [s for piece in pieces if piece for s in dict.fromkeys([piece, *split_sentences(piece)])]
+    sentences = [_Sentence(s, c, entity_name(c.heading_path).lower(), place) for place, c in enumerate(context)
+                 for s in _quotable(_body(c))
+                 if not looks_like_instruction(s) and not is_filler(s) and not is_repeat(s, given)]
+    if focus is not None and focus != question:
+        draft = _extract(focus, sentences, context, emphasis=None)
+        if not draft.declined:
+            return draft
+    return _extract(question, sentences, context, emphasis=emphasis)
+
+
+def _extract(question: str, sentences: list[_Sentence], context: list[Candidate], *,
+             emphasis: str | None) -> Draft:
     identifiers = [t[1:] for t in exact_terms(question)]
     naming = [s for s in sentences if any(names(i, s.text.lower()) or i == s.entity for i in identifiers)]
     if naming:
@@ -275,7 +323,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked = _pick(scored, minimum)
+    picked = _pick([(s, q) for s, q in scored if q >= minimum - PASSAGE_SLACK], minimum, question)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)

@@ -160,6 +160,14 @@ class Prepared:
     # The question without the missing word whose pull let it past the gate (0067), for the
     # extractive answerer; None when coverage passed on its own.
     emphasis: str | None = None
+    # The query with its typos corrected (SearchResult.corrected_query): what the extractive
+    # answerer scores sentences against. A model reads the question as asked.
+    corrected: str = ""
+    # A follow-up joined to the turn before for the search: the follow-up as asked, which the
+    # extractive answerer addresses, and the conversation's earlier answers, which it never
+    # repeats (0100).
+    focus: str | None = None
+    said: tuple[str, ...] = ()
 
 
 def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
@@ -194,21 +202,41 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
         trace.lap("cache")
         if hit is not None:
             return Finished(trace.cached(hit), sources=hit.sources)
-    with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
-        found = search(scope=scope, query=rewrite.query, ts_config=tenant.text_search_config, rerank=rerank,
-                       mode=mode, query_vector=query_vector, language=tenant.language, config=config.retrieval)
+    retrieved = _retrieve(scope=scope, tenant=tenant, query=rewrite.query, query_vector=query_vector,
+                          rerank=rerank, mode=mode, config=config, meter=meter)
+    found, gate, pull = retrieved.found, retrieved.gate, retrieved.pull
     trace.lap("retrieve")
-    pull = _lacking_pull(scope, found, tenant, config)
-    gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,
-                           vector_evidence=encoder_reads(tenant.language), lacking_pull=pull.pull if pull else None,
-                           config=config.gate)
     trace.searched(found, gate, pull)
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))
     context = found.candidates[: config.retrieval.context_chunks]
     return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
                     candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
-                    generator=generator, config=config, emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
+                    generator=generator, config=config, corrected=found.corrected_query,
+                    focus=question if rewrite.query != question else None,
+                    said=tuple(t["content"] for t in turns if t["role"] == "assistant"),
+                    emphasis=pull.without if pull is not None and gate.rescue == "pull" else None)
+
+
+@dataclass(frozen=True)
+class _Retrieved:
+    found: SearchResult
+    gate: GateDecision
+    pull: LackingPull | None
+
+
+def _retrieve(*, scope: TenantScope, tenant: Tenant, query: str, query_vector: np.ndarray | None,
+              rerank: str | None, mode: str | None, config: Configuration,
+              meter: spend.TenantMeter) -> _Retrieved:
+    """One search and the gate's verdict on it."""
+    with spend.metering(meter):  # the `llm` reranker's scorer has no chain of ours: it borrows the meter
+        found = search(scope=scope, query=query, ts_config=tenant.text_search_config, rerank=rerank,
+                       mode=mode, query_vector=query_vector, language=tenant.language, config=config.retrieval)
+    pull = _lacking_pull(scope, found, tenant, config)
+    gate = confidence_gate(found.candidates, found.query_coverage, unknown_names=found.unknown_names,
+                           vector_evidence=encoder_reads(tenant.language), lacking_pull=pull.pull if pull else None,
+                           config=config.gate)
+    return _Retrieved(found, gate, pull)
 
 
 def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant,
@@ -269,8 +297,9 @@ def _generate(prepared: Prepared) -> tuple[Draft, str] | Abstention:
                                            max_tokens=prepared.config.answer.max_tokens), prepared.generator
             except spend.SpendCapReached:  # this question's own earlier calls reached the cap
                 pass
-        return (extract_answer(prepared.query, prepared.candidates, emphasis=prepared.emphasis,
-                               context_chunks=context_chunks), generator_name(None))
+        return (extract_answer(prepared.corrected or prepared.query, prepared.candidates, emphasis=prepared.emphasis,
+                               context_chunks=context_chunks, focus=prepared.focus, said=prepared.said),
+                generator_name(None))
     except AllProvidersFailed as exc:
         return Abstention("providers_failed", str(exc), Draft.declined_by("llm", str(exc), attempts=exc.attempts))
     except ValueError as exc:  # the model's output failed the schema
