@@ -89,7 +89,7 @@ def _one_edit_away(scope: TenantScope, term: str, word: str | None, language: st
     is one no dictionary knows (a typo, not a word these pages lack)."""
     if not is_misspelt(word, language):
         return None
-    # One query for every variant: corpus_term_stats' primary key serves `term = ANY(...)`.
+    # One query for every variant, through the scope: the term statistics' primary key serves it.
     found = scope.document_frequencies(sorted(one_edit(term)))
     if not found:
         return None
