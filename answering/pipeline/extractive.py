@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -253,8 +253,7 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, question: str) 
                 and quotable >= minimum - PASSAGE_SLACK
                 and not is_repeat(sentence.text, [p.text for p in passage])):
             passage.append(sentence)
-    body = _body(anchor.candidate)
-    passage.sort(key=lambda p: body.find(p.text))
+    passage = _reading_order(anchor, passage)
     told = " ".join(p.text for p in passage).lower()
     lacking = {w for w in question_words(question) if w not in told}
     for sentence, quotable in ranked:
@@ -347,11 +346,28 @@ def _quotable(body: str) -> list[str]:
     return quotable
 
 
+def _reading_order(anchor: _Sentence, passage: list[_Sentence]) -> list[_Sentence]:
+    """The best sentence first (with the sentence that announces it, when it is a listing), then
+    the passage's other sentences in the page's order: a reader wants the answer first, and the
+    rest as the page tells it (0101)."""
+    body = _body(anchor.candidate)
+    announcer = [p for p in passage if p.text.rstrip().endswith(":") and _just_above(body, p.text, anchor.text)]
+    rest = sorted((p for p in passage if p is not anchor and p not in announcer), key=lambda p: body.find(p.text))
+    return announcer[:1] + [anchor] + rest
+
+
+def _just_above(body: str, first: str, second: str) -> bool:
+    """Whether `second` follows `first` in `body` with nothing but whitespace between them."""
+    start = body.find(first)
+    return start >= 0 and body[start + len(first):].lstrip().startswith(second)
+
+
 def _quote(picked: list[_Sentence]) -> str:
     """The picked sentences, each cited; a listing stands on lines of its own. The first
     sentence that announces a listing ("…looks something like this:") is followed by it, unless
     the answer quotes that listing already: one shown listing an answer (docs/decisions/0085)."""
     text, after_listing, shown = "", False, any("\n" in p.text for p in picked)
+    picked = _announcers_joined(picked)
     for p in picked:
         listing = "" if shown else listing_after(_body(p.candidate), p.text, max_lines=LISTING_LINES,
                                                  max_chars=LISTING_CHARS)
@@ -362,6 +378,20 @@ def _quote(picked: list[_Sentence]) -> str:
         text += f"{quoted} [{p.candidate.chunk_id}]"
         after_listing = "\n" in quoted
     return text
+
+
+def _announcers_joined(picked: list[_Sentence]) -> list[_Sentence]:
+    """A sentence announcing the listing quoted right after it, and that listing, as one piece
+    under one citation: "…looks something like this:" never stands apart from its listing."""
+    joined: list[_Sentence] = []
+    for p in picked:
+        last = joined[-1] if joined else None
+        if (last is not None and "\n" in p.text and last.candidate.chunk_id == p.candidate.chunk_id
+                and last.text.rstrip().endswith(":") and _just_above(_body(p.candidate), last.text, p.text)):
+            joined[-1] = replace(last, text=f"{last.text}\n{p.text}")
+        else:
+            joined.append(p)
+    return joined
 
 
 def default_of(text: str) -> str:

@@ -23,7 +23,8 @@ from tenants.rls import tenant_context
 pytestmark = pytest.mark.django_db
 CONVERSATION = "crm-ticket-1001"
 INTERNAL_QUESTION = "Is there a discount code for agency partners?"
-INTERNAL_CODE = "PLN-PARTNER-20"
+# The internal partner page's code and the internal ticket's (T-10318): the insider is quoted one.
+INTERNAL_CODES = ("PLN-PARTNER-20", "PLN-AGENCY-15")
 ATTACKER = "attacker@example.com"
 ESCALATING = "Can I pay my invoice with a Zorblat gift card?"
 
@@ -31,7 +32,7 @@ ESCALATING = "Can I pay my invoice with a Zorblat gift card?"
 def _two_keys_ask(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
     insider = post(client, "/ask", {"question": INTERNAL_QUESTION, "conversation_id": CONVERSATION},
                    issue("paylane", ("public", "internal"))).json()
-    assert insider["action"] == "answered" and INTERNAL_CODE in insider["answer"]
+    assert insider["action"] == "answered" and any(code in insider["answer"] for code in INTERNAL_CODES)
     history = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi, how can I help?"}]
     outsider = post(client, "/ask", {"question": ESCALATING, "conversation_id": CONVERSATION, "history": history,
                                      "contact": ATTACKER}, issue("paylane", ("public",))).json()
@@ -52,14 +53,14 @@ def test_two_keys_under_one_conversation_id_never_share_export_erasure_or_histor
     assert stored[insider["trace_id"]] != stored[outsider["trace_id"]]
     assert CONVERSATION in stored[outsider["trace_id"]]  # still findable by the client's id in the console
     # History is what this key sent, never a turn of the other key's conversation.
-    assert INTERNAL_CODE not in json.dumps(escalation.history) and INTERNAL_CODE not in outsider["answer"]
+    assert not any(code in json.dumps(escalation.history) or code in outsider["answer"] for code in INTERNAL_CODES)
     assert [turn["content"] for turn in escalation.history] == ["Hello", "Hi, how can I help?"]
 
     out = tmp_path / "attacker.json"
     call_command("export", tenant="paylane", contact=ATTACKER, output=str(out))
     exported = json.loads(out.read_text())
     assert [q["question"] for q in exported["questions"]] == [ESCALATING]
-    assert INTERNAL_CODE not in out.read_text() and INTERNAL_QUESTION not in out.read_text()
+    assert not any(code in out.read_text() for code in INTERNAL_CODES) and INTERNAL_QUESTION not in out.read_text()
 
     call_command("erase", tenant="paylane", contact=ATTACKER)
     with tenant_context(paylane.id):

@@ -159,7 +159,8 @@ def scan(where: str, value: Any, forbidden: list[str]) -> None:
 def _without_asker_text(trace: Mapping[str, Any]) -> dict[str, Any]:
     """What a trace shows minus the fields that echo the asker's own words."""
     retrieval = dict(trace.get("retrieval") or {})
-    for key in ("query", "lexemes", "exact_terms"):
+    # corrected_query is the question with its typos replaced by `corrections`, scanned below.
+    for key in ("query", "corrected_query", "lexemes", "exact_terms"):
         retrieval.pop(key, None)
     retrieval["corrections"] = [c.get("corrected") for c in retrieval.get("corrections", [])]
     if "lacking_pull" in retrieval:  # the question's word and the question without it (0067)
