@@ -322,7 +322,7 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked = _pick([(s, q) for s, q in scored if q >= minimum - PASSAGE_SLACK], minimum, question)
+    picked = _pick(scored, minimum, question)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
