@@ -9,35 +9,12 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-GOLDEN = """
-tenant: paylane
-audience: public
-cases:
-  - id: d-1
-    type: normal
-    question: "What does error PL-4031 mean?"
-    expected: [{source: doc, slug: api/errors}]
-    must_contain: ["insufficient funds"]
-  - id: d-2
-    type: must_abstain
-    question: "What is the capital of Mongolia?"
-    expected: []
-  - id: d-3
-    type: greeting
-    question: "hello"
-  - id: d-4
-    type: tenant_probe
-    tenant: helpwise
-    question: "What does error PL-4031 mean?"
-    expected: [{source: doc, slug: api/errors}]
-"""
+GOLDEN = Path(__file__).parent / "data" / "demo-small.yaml"
 
 
 @pytest.mark.django_db
 def test_eval_writes_json_and_html_with_the_required_keys(demo_corpus: Any, tmp_path: Path) -> None:
-    golden = tmp_path / "g.yaml"
-    golden.write_text(GOLDEN)
-    call_command("eval", golden=golden, arms="hybrid,keyword", json=tmp_path / "r.json", html=tmp_path / "r.html")
+    call_command("eval", golden=GOLDEN, arms="hybrid,keyword", json=tmp_path / "r.json", html=tmp_path / "r.html")
     report = json.loads((tmp_path / "r.json").read_text())
     metrics = report["arms"]["hybrid"]["metrics"]
     for key in ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10", "abstention_precision",
@@ -59,12 +36,10 @@ def test_eval_writes_json_and_html_with_the_required_keys(demo_corpus: Any, tmp_
 
 @pytest.mark.django_db
 def test_eval_refuses_unknown_arms_and_tenants(demo_corpus: Any, tmp_path: Path) -> None:
-    golden = tmp_path / "g.yaml"
-    golden.write_text(GOLDEN)
     with pytest.raises(CommandError, match="unknown arms"):
-        call_command("eval", golden=golden, arms="hybrid,magic")
+        call_command("eval", golden=GOLDEN, arms="hybrid,magic")
     with pytest.raises(CommandError, match="does not exist"):
-        call_command("eval", golden=golden, tenant="nobody")
+        call_command("eval", golden=GOLDEN, tenant="nobody")
 
 
 @pytest.mark.django_db
@@ -75,10 +50,8 @@ def test_runs_are_stored_shown_in_the_admin_and_deterministic(demo_corpus: Any, 
     from evaluation.models import EvalRun
     from tenants.rls import staff_tenant_context
 
-    golden = tmp_path / "g.yaml"
-    golden.write_text(GOLDEN)
-    call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "a.json")
-    call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "b.json")
+    call_command("eval", golden=GOLDEN, arms="hybrid", json=tmp_path / "a.json")
+    call_command("eval", golden=GOLDEN, arms="hybrid", json=tmp_path / "b.json")
     first, second = (json.loads((tmp_path / n).read_text())["arms"]["hybrid"] for n in ("a.json", "b.json"))
     strip = lambda m: {k: v for k, v in m.items() if "latency" not in k and not k.startswith("stage_")}  # noqa: E731
     assert strip(first["metrics"]) == strip(second["metrics"])  # two runs, identical metrics
@@ -105,9 +78,7 @@ def test_an_arm_names_its_encoder_and_is_refused_on_another_encoders_index(demo_
     from corpus.encoders.embedding import get_encoder
     from corpus.ingest.store import EncoderMismatch
 
-    golden = tmp_path / "g.yaml"
-    golden.write_text(GOLDEN)
-    call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "r.json")
+    call_command("eval", golden=GOLDEN, arms="hybrid", json=tmp_path / "r.json")
     configured = get_encoder().identity
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["arms"]["hybrid"]["encoder"] == configured
@@ -115,7 +86,7 @@ def test_an_arm_names_its_encoder_and_is_refused_on_another_encoders_index(demo_
 
     settings.EMBEDDING_BACKEND = "torch" if settings.EMBEDDING_BACKEND != "torch" else "onnx-int8"
     with pytest.raises(EncoderMismatch, match=f"holds vectors of encoder {configured}"):
-        call_command("eval", golden=golden, arms="hybrid", json=tmp_path / "other.json")
+        call_command("eval", golden=GOLDEN, arms="hybrid", json=tmp_path / "other.json")
 
 
 def test_a_report_names_the_int8_kernels_its_cpu_offers(tmp_path: Path) -> None:

@@ -11,30 +11,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-GOLDEN = """
-tenant: paylane
-audience: public
-cases:
-  - id: d-1
-    type: normal
-    question: "What does error PL-4031 mean?"
-    expected: [{source: doc, slug: api/errors}]
-    must_contain: ["insufficient funds"]
-  - id: d-2
-    type: must_abstain
-    question: "What is the capital of Mongolia?"
-    expected: []
-  - id: d-3
-    type: greeting
-    question: "hello"
-  - id: m-1
-    type: multi_turn
-    question: "ok and what about rotating a key?"
-    history:
-      - {role: user, content: "Which key is safe to put in my frontend code?"}
-      - {role: assistant, content: "pk_live_ (from Authenticating with API keys)."}
-    expected: [{source: doc, slug: api/authentication, heading: Rotating a key}]
-"""
+GOLDEN = Path(__file__).parent / "data" / "demo-small.yaml"
 
 
 def _rate_all(sheet: Path, verdict: str, reason: str = "") -> None:
@@ -49,10 +26,8 @@ def _rate_all(sheet: Path, verdict: str, reason: str = "") -> None:
 
 
 @pytest.fixture
-def golden(tmp_path: Path) -> Path:
-    path = tmp_path / "g.yaml"
-    path.write_text(GOLDEN)
-    return path
+def golden() -> Path:
+    return GOLDEN
 
 
 @pytest.mark.django_db
@@ -91,7 +66,7 @@ def test_eval_writes_a_blind_sheet_and_scores_it_through_its_key(demo_corpus: An
     call_command("eval", golden=golden, arms="hybrid,keyword", sheet=sheet, no_store=True)
     key = json.loads((tmp_path / "sheet.key.json").read_text())
     assert {i["side"] for i in key["items"].values()} == {"hybrid", "keyword"}
-    assert {i["case"] for i in key["items"].values()} == {"d-1", "d-2", "m-1"}  # asked cases; no greeting
+    assert {i["case"] for i in key["items"].values()} == {"d-1", "d-2", "m-1"}  # answered or declined; no greeting, no probe
     text = sheet.read_text()
     assert "hybrid" not in text and "keyword" not in text and "Now asked: ok and what about rotating" in text
     with pytest.raises(CommandError, match="no verdict"):
