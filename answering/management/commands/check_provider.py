@@ -1,0 +1,90 @@
+"""python manage.py check_provider --tenant SLUG
+
+Sends one small request through the configured provider chain, the way the answer path sends
+its own (ProviderChain.complete, billed to the tenant's daily counter under the stage `check`,
+so the spend record shows it), and says what came back: which provider and model replied, the
+latency, the tokens and cost, and the reply's first line; or, when nothing did, each attempt's
+error in words with what to look at. Exit code 0 only when a provider replied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from answering.providers import ErrorKind, Message
+from answering.providers import spend
+from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached
+from tenants.models import Tenant
+
+STAGE = "check"
+HOW_TO = ("set ANSWER_PROVIDERS to dialect|base_url|API_KEY_ENV|model[|timeout], e.g. "
+          "ANSWER_PROVIDERS=\"openai|http://127.0.0.1:11434/v1|LOCAL_KEY|llama3.1:8b\" with LOCAL_KEY=none "
+          "for a local Ollama, in the environment of the server and the worker (docs/models.md)")
+# What to look at for each kind of failure, in the operator's words.
+HINTS = {
+    ErrorKind.AUTH.value: "the endpoint refused the key: check the variable the entry names",
+    ErrorKind.RATE_LIMITED.value: "the endpoint is rate limiting: try again later",
+    ErrorKind.QUOTA_EXHAUSTED.value: "the account's quota or credit is used up",
+    ErrorKind.OVERLOADED.value: "nothing answered, or the server is failing: is it running at that address?",
+    ErrorKind.TIMEOUT.value: "no complete reply within the entry's timeout: a slow local model may need a "
+                             "larger fifth field (seconds)",
+    ErrorKind.BAD_RESPONSE.value: "an unexpected reply: check that base_url ends in /v1 (openai dialect) and the "
+                                  "model name exists on that server",
+}
+PROMPT = [Message("system", "You are a connectivity check. Reply in one short line."),
+          Message("user", "Reply with the word: ready")]
+
+
+class Command(BaseCommand):
+    help = ("Send one small, metered request through ANSWER_PROVIDERS and say what came back "
+            "(billed to the tenant's daily spend under the stage 'check').")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tenant", required=True, help="the tenant the request is billed to")
+        parser.add_argument("--max-tokens", type=int, default=16, help="the reply's token limit (default 16)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant = Tenant.objects.filter(slug=options["tenant"]).first()
+        if tenant is None:
+            raise CommandError(f"tenant {options['tenant']!r} does not exist")
+        try:
+            chain = ProviderChain.configured()
+        except ImproperlyConfigured as exc:
+            raise CommandError(f"ANSWER_PROVIDERS cannot be read: {exc}") from None
+        if not chain:
+            raise CommandError(f"no model provider is configured: answers are extractive (offline, no model). "
+                               f"To connect one, {HOW_TO}.")
+        for number, provider in enumerate(chain.providers, 1):
+            self.stdout.write(f"provider {number}: {provider.name}, model {provider.model}")
+        meter = spend.TenantMeter(tenant=tenant)
+        try:
+            completion = chain.metered(meter, stage=STAGE).complete(PROMPT, max_tokens=options["max_tokens"])
+        except SpendCapReached as exc:
+            raise CommandError(f"not sent: {exc}") from None
+        except AllProvidersFailed as exc:
+            raise CommandError("no provider replied:\n" + "\n".join(_attempt_lines(exc.attempts))) from None
+        except ImproperlyConfigured as exc:  # an entry's key variable is empty: raised before the request leaves
+            raise CommandError(f"not sent: {exc} (set it in the environment; a local server that needs no "
+                               f"key takes any value, e.g. none)") from None
+        for line in _attempt_lines(completion.attempts):
+            self.stdout.write(f"failed over: {line}")
+        first_line = (completion.text.strip().splitlines() or [""])[0]
+        cost = f"{completion.cost_usd:.6f} USD" if completion.priced else "unpriced (add the model to ANSWER_PRICES)"
+        self.stdout.write(f"replied: {completion.provider}, model {completion.model}")
+        self.stdout.write(f"latency: {completion.latency_ms:.0f} ms")
+        self.stdout.write(f"tokens: {completion.input_tokens} in, {completion.output_tokens} out"
+                          + ("" if completion.input_tokens or completion.output_tokens
+                             else " (the endpoint reported no usage)"))
+        self.stdout.write(f"cost: {cost}")
+        self.stdout.write(f"reply: {first_line[:200]!r}" if first_line else "reply: (empty)")
+        today = spend.usage_today(tenant=tenant)
+        self.stdout.write(f"billed to {tenant.slug}: today {today.calls} provider call(s), "
+                          f"{today.cost_usd:.6f} USD (stage {STAGE!r} in its daily spend)")
+
+
+def _attempt_lines(attempts: list[dict[str, object]]) -> list[str]:
+    return [f"  {a['provider']} ({a['model']}): {a['error']}. {HINTS.get(str(a['kind']), '')}".rstrip()
+            for a in attempts]
