@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from answering.providers import ErrorKind, Message
 from answering.providers import spend
+from answering.providers.base import HttpProvider
 from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached
 from tenants.models import Tenant
 
@@ -25,7 +26,7 @@ HOW_TO = ("set ANSWER_PROVIDERS to dialect|base_url|API_KEY_ENV|model[|timeout],
           "for a local Ollama, in the environment of the server and the worker (docs/models.md)")
 # What to look at for each kind of failure, in the operator's words.
 HINTS = {
-    ErrorKind.AUTH.value: "the endpoint refused the key: check the variable the entry names",
+    ErrorKind.AUTH.value: "the endpoint refused the key: check the variable {key_env}",
     ErrorKind.RATE_LIMITED.value: "the endpoint is rate limiting: try again later",
     ErrorKind.QUOTA_EXHAUSTED.value: "the account's quota or credit is used up",
     ErrorKind.OVERLOADED.value: "nothing answered, or the server is failing: is it running at that address?",
@@ -65,11 +66,12 @@ class Command(BaseCommand):
         except SpendCapReached as exc:
             raise CommandError(f"not sent: {exc}") from None
         except AllProvidersFailed as exc:
-            raise CommandError("no provider replied:\n" + "\n".join(_attempt_lines(exc.attempts))) from None
+            raise CommandError("no provider replied:\n" + "\n".join(
+                f"  {line}" for line in _attempt_lines(exc.attempts, chain=chain))) from None
         except ImproperlyConfigured as exc:  # an entry's key variable is empty: raised before the request leaves
             raise CommandError(f"not sent: {exc} (set it in the environment; a local server that needs no "
                                f"key takes any value, e.g. none)") from None
-        for line in _attempt_lines(completion.attempts):
+        for line in _attempt_lines(completion.attempts, chain=chain):
             self.stdout.write(f"failed over: {line}")
         first_line = (completion.text.strip().splitlines() or [""])[0]
         cost = f"{completion.cost_usd:.6f} USD" if completion.priced else "unpriced (add the model to ANSWER_PRICES)"
@@ -85,6 +87,12 @@ class Command(BaseCommand):
                           f"{today.cost_usd:.6f} USD (stage {STAGE!r} in its daily spend)")
 
 
-def _attempt_lines(attempts: list[dict[str, object]]) -> list[str]:
-    return [f"  {a['provider']} ({a['model']}): {a['error']}. {HINTS.get(str(a['kind']), '')}".rstrip()
-            for a in attempts]
+def _attempt_lines(attempts: list[dict[str, object]], *, chain: ProviderChain) -> list[str]:
+    """Each failed attempt, its error and what to look at; the key's variable named where the key was refused."""
+    key_envs = {(p.name, p.model): p.config.api_key_env for p in chain.providers if isinstance(p, HttpProvider)}
+    lines = []
+    for a in attempts:
+        key_env = key_envs.get((str(a["provider"]), str(a["model"])), "it names")
+        hint = HINTS.get(str(a["kind"]), "").format(key_env=key_env)
+        lines.append(f"{a['provider']} ({a['model']}): {a['error']}. {hint}".rstrip())
+    return lines
