@@ -32,21 +32,37 @@ def test_one_metered_request_and_what_came_back(acme: Any, settings: Any, monkey
     monkeypatch.setenv("LOCAL_KEY", "none")
     with fake_provider() as (url, script):
         settings.ANSWER_PROVIDERS = f"openai|{url}/v1|LOCAL_KEY|gpt-4o-mini|5"
-        script.openai.append(("ok", "ready\nand a second line"))
+        script.openai.append(("ok", '{"answer": "ready"}'))
         output = run("--tenant", "acme")
     assert len(script.requests) == 1  # one request, the product's wire format
     sent = script.requests[0]
     assert sent["path"] == "/v1/chat/completions" and sent["headers"]["Authorization"] == "Bearer none"
-    assert sent["body"]["model"] == "gpt-4o-mini" and sent["body"]["max_tokens"] == 16
+    assert sent["body"]["model"] == "gpt-4o-mini" and sent["body"]["max_tokens"] == 32
+    assert sent["body"]["response_format"] == {"type": "json_object"}  # as the generator asks
     assert f"replied: openai@{url}/v1, model gpt-4o-mini" in output
     assert "tokens: 120 in, 30 out" in output and "cost: 0.000036 USD" in output
-    assert "reply: 'ready'" in output and "second line" not in output
+    assert """reply: '{"answer": "ready"}'""" in output and "JSON output: ok" in output
     assert "latency: " in output and " ms" in output
     # Metered like every other call: the tenant's daily spend shows it, under its own stage.
     today = spend.usage_today(tenant=acme.tenant)
     assert (today.calls, today.cost_usd) == (1, CALL_COST)
     assert today.by_stage["check"]["calls"] == 1
     assert "billed to acme: today 1 provider call(s), 0.000036 USD" in output
+
+
+def test_a_reply_that_is_not_json_is_a_failure_though_billed(acme: Any, settings: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers ask for a JSON object; a model that answers in prose would fail every question."""
+    monkeypatch.setenv("LOCAL_KEY", "none")
+    out = StringIO()
+    with fake_provider() as (url, script):
+        settings.ANSWER_PROVIDERS = f"openai|{url}/v1|LOCAL_KEY|gpt-4o-mini|5"
+        script.openai.append(("ok", "ready\nand a second line"))
+        with pytest.raises(CommandError) as failed:
+            call_command("check_provider", "--tenant", "acme", stdout=out)
+    assert "not a JSON object" in str(failed.value)
+    assert "reply: 'ready'" in out.getvalue() and "second line" not in out.getvalue()  # the first line only
+    assert spend.usage_today(tenant=acme.tenant).calls == 1  # it was sent and billed all the same
 
 
 def test_a_refused_key_is_named_with_no_traceback(acme: Any, settings: Any, monkeypatch: pytest.MonkeyPatch,

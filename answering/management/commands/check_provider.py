@@ -1,10 +1,11 @@
 """python manage.py check_provider --tenant SLUG
 
 Sends one small request through the configured provider chain, the way the answer path sends
-its own (ProviderChain.complete, billed to the tenant's daily counter under the stage `check`,
-so the spend record shows it), and says what came back: which provider and model replied, the
-latency, the tokens and cost, and the reply's first line; or, when nothing did, each attempt's
-error in words with what to look at. Exit code 0 only when a provider replied.
+its own (ProviderChain.complete with JSON output, billed to the tenant's daily counter under
+the stage `check`, so the spend record shows it), and says what came back: which provider and
+model replied, the latency, the tokens and cost, the reply's first line and whether it was the
+JSON object answers need; or, when nothing did, each attempt's error in words with what to
+look at. Exit code 0 only when a provider replied with JSON.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from answering.providers import ErrorKind, Message
+from answering.providers import ErrorKind, Message, reply_json
 from answering.providers import spend
 from answering.providers.base import HttpProvider
 from answering.providers.chain import AllProvidersFailed, ProviderChain, SpendCapReached
@@ -35,8 +36,10 @@ HINTS = {
     ErrorKind.BAD_RESPONSE.value: "an unexpected reply: check that base_url ends in /v1 (openai dialect) and the "
                                   "model name exists on that server",
 }
-PROMPT = [Message("system", "You are a connectivity check. Reply in one short line."),
-          Message("user", "Reply with the word: ready")]
+# Asked as the generator asks (JSON output, temperature 0): a server or model without JSON mode
+# fails here, not on the first customer's question.
+PROMPT = [Message("system", "You are a connectivity check. Reply with a JSON object only."),
+          Message("user", 'Reply with exactly this JSON object: {"answer": "ready"}')]
 
 
 class Command(BaseCommand):
@@ -45,7 +48,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True, help="the tenant the request is billed to")
-        parser.add_argument("--max-tokens", type=int, default=16, help="the reply's token limit (default 16)")
+        parser.add_argument("--max-tokens", type=int, default=32, help="the reply's token limit (default 32)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = Tenant.objects.filter(slug=options["tenant"]).first()
@@ -62,7 +65,8 @@ class Command(BaseCommand):
             self.stdout.write(f"provider {number}: {provider.name}, model {provider.model}")
         meter = spend.TenantMeter(tenant=tenant)
         try:
-            completion = chain.metered(meter, stage=STAGE).complete(PROMPT, max_tokens=options["max_tokens"])
+            completion = chain.metered(meter, stage=STAGE).complete(PROMPT, max_tokens=options["max_tokens"],
+                                                                    json_output=True)
         except SpendCapReached as exc:
             raise CommandError(f"not sent: {exc}") from None
         except AllProvidersFailed as exc:
@@ -85,6 +89,15 @@ class Command(BaseCommand):
         today = spend.usage_today(tenant=tenant)
         self.stdout.write(f"billed to {tenant.slug}: today {today.calls} provider call(s), "
                           f"{today.cost_usd:.6f} USD (stage {STAGE!r} in its daily spend)")
+        try:
+            is_object = isinstance(reply_json(completion.text), dict)
+        except ValueError:
+            is_object = False
+        if not is_object:
+            raise CommandError("the reply is not a JSON object: answers ask for JSON output "
+                               "(response_format json_object) and would fail over this model; use a model and "
+                               "server with JSON mode, or a larger --max-tokens if the reply was cut off")
+        self.stdout.write("JSON output: ok (the format answers use)")
 
 
 def _attempt_lines(attempts: list[dict[str, object]], *, chain: ProviderChain) -> list[str]:
