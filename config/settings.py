@@ -317,8 +317,9 @@ RETRIEVAL_CROSS_ENCODER_PATH = env_optional("RETRIEVAL_CROSS_ENCODER_PATH")
 RETRIEVAL_LLM_SCORER = env_optional("RETRIEVAL_LLM_SCORER")
 
 # --- Answering (docs/decisions/0010) -------------------------------------------------------
-# Ordered provider chain, entries "dialect|base_url|API_KEY_ENV|model[|timeout]" (dialects:
-# openai, gemini). Empty: the offline extractive answerer answers.
+# Ordered provider chain, entries "dialect|base_url|API_KEY_ENV|model[|timeout]" (dialects: openai,
+# gemini; any OpenAI-compatible endpoint, hosted or local, is `openai`); empty: the offline extractive
+# answerer answers (`docs/models.md`: how to connect one, and `manage.py check_provider`).
 ANSWER_PROVIDERS = env_str("ANSWER_PROVIDERS", default="")
 # Seconds a provider call may take before the next provider of the chain is tried.
 ANSWER_PROVIDER_TIMEOUT = env_float("ANSWER_PROVIDER_TIMEOUT", default=30.0)

@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from answering.console import escalations, notifications, parts, triage
+from answering.console.answer_mode import answer_mode_view
 from answering.console.dashboard_view import dashboard_view
 from answering.console import handoff as console_handoff
 from answering.console.stats import answer_stats
@@ -366,12 +367,19 @@ class TraceAdmin(TenantScopedAdmin):
 
     def get_urls(self) -> list[Any]:
         view = self.admin_site.admin_view(self.dashboard)
-        return [path("dashboard/", view, name="answering_dashboard")] + super().get_urls()
+        return [path("dashboard/", view, name="answering_dashboard"),
+                path("answer-mode/", self.admin_site.admin_view(self.answer_mode), name="answering_answer_mode"),
+                ] + super().get_urls()
 
     def dashboard(self, request: HttpRequest) -> TemplateResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
         return dashboard_view(request, admin_site=self.admin_site, access=staff_access(request))
+
+    def answer_mode(self, request: HttpRequest) -> TemplateResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return answer_mode_view(request, admin_site=self.admin_site, access=staff_access(request))
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
         access = staff_access(request)

@@ -10,7 +10,7 @@ with. The surfaces are not a fixed list: every admin registered for a tenant mod
 made no rows for. Then staff members sign in (agents holding public + customer and public
 only, and a tenant admin holding public only) and GET every page of every surface: lists,
 searches that quote canaries, add pages, every change and history page (another audience's
-rows must be 404s), the dashboard and triage views. Zero tolerance: no canary of an audience
+rows must be 404s), the dashboard, answer-mode and triage views. Zero tolerance: no canary of an audience
 the member lacks (or of another tenant) appears in any response. The control shows the
 member's own canaries on those pages; the forced-fail run removes the audience rule
 (tenants.staff.within_audiences) and the scan goes red.
@@ -201,6 +201,7 @@ def console_pages(world: ConsoleWorld) -> Iterator[tuple[str, str]]:
     yield "/admin/answering/escalation/?status__exact=open", ""
     yield "/admin/answering/trace/dashboard/", ""
     yield "/admin/answering/trace/dashboard/?days=90", ""
+    yield "/admin/answering/trace/answer-mode/", ""
     for name, ids in _ids(world).items():
         for pk in ids:
             yield f"/admin/{name}/{pk}/change/", ""
