@@ -20,7 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from answering.providers import Provider
+from answering.providers import Provider, ProviderError
 from answering.providers import spend
 from answering.providers.base import HttpProvider
 from answering.providers.chain import ProviderChain
@@ -59,7 +59,7 @@ def provider_line(provider: Provider) -> ProviderLine:
     key_env = config.api_key_env if config else ""
     try:
         key_set = bool(config and config.api_key)
-    except ImproperlyConfigured:  # the variable is empty: every call through this entry would fail
+    except ProviderError:  # the variable is empty: every call through this entry fails over
         key_set = False
     return ProviderLine(dialect=dialect, host=urlsplit(endpoint).hostname or "", model=provider.model,
                         endpoint=endpoint, key_env=key_env, key_set=key_set)

@@ -90,9 +90,13 @@ class ProviderConfig:
 
     @property
     def api_key(self) -> str:
+        """A missing key is this provider's failure, not the deployment's: the chain fails over
+        to the next entry and the answer path falls back as for any provider down, where an
+        ImproperlyConfigured here was a 500 on every question."""
         key = os.environ.get(self.api_key_env, "")
         if not key:
-            raise ImproperlyConfigured(f"provider {self.dialect} needs the environment variable {self.api_key_env}")
+            raise ProviderError(ErrorKind.AUTH, f"provider {self.dialect} needs the environment variable "
+                                                f"{self.api_key_env}, which is empty")
         return key
 
 

@@ -78,7 +78,7 @@ def test_a_refused_key_is_named_with_no_traceback(acme: Any, settings: Any, monk
     assert exited.value.code != 0
     err = capsys.readouterr().err
     assert "no provider replied" in err and "auth: HTTP 401" in err and "Incorrect API key" in err
-    assert "refused the key: check the variable LOCAL_KEY" in err and "Traceback" not in err
+    assert "missing or was refused: check the variable LOCAL_KEY" in err and "Traceback" not in err
     assert len(script.requests) == 1 and spend.usage_today(tenant=acme.tenant).calls == 0  # nothing billed
 
 

@@ -92,6 +92,17 @@ def test_chain_fails_over_and_records_the_attempt() -> None:
     assert [a["kind"] for a in completion.attempts] == ["overloaded"]
 
 
+def test_a_provider_whose_key_variable_is_empty_fails_over_without_a_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    with fake_provider() as (url, script):
+        script.gemini.append(("ok", ANSWER))
+        chain = ProviderChain([build_provider(openai(url)), build_provider(gemini(url))]).metered(Tally())
+        completion = chain.complete(MESSAGES)
+    assert completion.model == "gemini-2.0-flash" and len(script.requests) == 1
+    [attempt] = completion.attempts
+    assert attempt["kind"] == "auth" and "FAKE_OPENAI_KEY, which is empty" in str(attempt["error"])
+
+
 def test_short_retry_after_is_honoured_on_the_same_provider() -> None:
     with fake_provider() as (url, script), override_settings(ANSWER_MAX_RETRY_WAIT=2.0):
         script.openai.extend([("status", (429, 1, "{}")), ("ok", ANSWER)])

@@ -27,7 +27,8 @@ HOW_TO = ("set ANSWER_PROVIDERS to dialect|base_url|API_KEY_ENV|model[|timeout],
           "for a local Ollama, in the environment of the server and the worker (docs/models.md)")
 # What to look at for each kind of failure, in the operator's words.
 HINTS = {
-    ErrorKind.AUTH.value: "the endpoint refused the key: check the variable {key_env}",
+    ErrorKind.AUTH.value: ("the key is missing or was refused: check the variable {key_env} (a local server "
+                           "that needs no key takes any value, e.g. none)"),
     ErrorKind.RATE_LIMITED.value: "the endpoint is rate limiting: try again later",
     ErrorKind.QUOTA_EXHAUSTED.value: "the account's quota or credit is used up",
     ErrorKind.OVERLOADED.value: "nothing answered, or the server is failing: is it running at that address?",
@@ -72,9 +73,6 @@ class Command(BaseCommand):
         except AllProvidersFailed as exc:
             raise CommandError("no provider replied:\n" + "\n".join(
                 f"  {line}" for line in _attempt_lines(exc.attempts, chain=chain))) from None
-        except ImproperlyConfigured as exc:  # an entry's key variable is empty: raised before the request leaves
-            raise CommandError(f"not sent: {exc} (set it in the environment; a local server that needs no "
-                               f"key takes any value, e.g. none)") from None
         for line in _attempt_lines(completion.attempts, chain=chain):
             self.stdout.write(f"failed over: {line}")
         first_line = (completion.text.strip().splitlines() or [""])[0]
