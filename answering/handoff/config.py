@@ -9,10 +9,18 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from answering.handoff.targets import target_check
 from answering.models import HandoffSettings
 from tenants.rls import tenant_context
 
+# Backends that keep mail on this machine (printed, in memory, in files, dropped): nothing reaches an asker.
+MAIL_KEPT_LOCALLY = frozenset({
+    "django.core.mail.backends.console.EmailBackend", "django.core.mail.backends.locmem.EmailBackend",
+    "django.core.mail.backends.filebased.EmailBackend", "django.core.mail.backends.dummy.EmailBackend"})
+NO_MAIL_SERVER_TEXT = ("not sent: no mail server (the mail went to the server log); set EMAIL_HOST and restart "
+                       "to email askers (docs/handoff.md, Email)")
 DEFAULT_OVERDUE_HOURS = 24
 DEFAULT_RETENTION_DAYS = 90
 
@@ -34,6 +42,11 @@ def handoff_config(*, tenant_id: int) -> HandoffConfig:
     return HandoffConfig(notify_mode=row.notify_mode, overdue_hours=row.overdue_hours,
                          retention_days=row.retention_days, webhook_url=row.webhook_url,
                          webhook_secret=row.webhook_secret)
+
+
+def mail_sends() -> bool:
+    """True when the configured email backend sends mail out (SMTP or another that leaves the machine)."""
+    return str(settings.EMAIL_BACKEND) not in MAIL_KEPT_LOCALLY
 
 
 def new_webhook_secret() -> str:
