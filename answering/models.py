@@ -153,6 +153,9 @@ class HandoffSettings(Mirror):
                                                                 "this are anonymised (docs/decisions/0046).")
     webhook_url = models.CharField(max_length=2000, blank=True, default="")
     webhook_secret = models.CharField(max_length=128, blank=True, default="")
+    agent_display_name = models.CharField(max_length=80, default="Support team",
+                                          help_text="The name askers see on every agent reply (follow-up page), "
+                                                    "instead of the agent's user name.")
 
     class Meta(Mirror.Meta):
         db_table = "answering_handoff_settings"

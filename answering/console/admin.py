@@ -72,6 +72,7 @@ class EscalationAdmin(TenantScopedAdmin):
     audience_field, audience_key = "trace__audiences", "slug"
     list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "age", "overdue",
                     "asker_waiting", "knowledge"]
+    change_list_template = "admin/answering/escalation/change_list.html"
     list_filter = ["status", "reason", "tenant"]
     search_fields = ["question", "conversation_id"]
     list_select_related = ["tenant", "assignee", "knowledge_job"]
@@ -101,6 +102,12 @@ class EscalationAdmin(TenantScopedAdmin):
     def short_question(self, obj: Escalation) -> str:
         return obj.question[:80]
 
+    def get_list_display(self, request: HttpRequest) -> Any:
+        # The tenant column only when there is more than one tenant to tell apart: the queue fits 1280 px.
+        access = staff_access(request)
+        shown = list(super().get_list_display(request))
+        return shown if access.superuser or len(access.tenant_ids()) > 1 else [f for f in shown if f != "tenant"]
+
     @admin.display(description="question and history")
     def conversation_display(self, obj: Escalation) -> str:
         return parts.history_html(question=obj.question, history=obj.history)
@@ -112,7 +119,7 @@ class EscalationAdmin(TenantScopedAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Escalation]:
         return console_handoff.with_last_message_kind(super().get_queryset(request))
 
-    @admin.display(description="asker wrote last", boolean=True)
+    @admin.display(description="asker waiting", boolean=True)
     def asker_waiting(self, obj: Escalation) -> bool:
         # An asker's message after a reply (or after resolution) waits for an agent.
         return getattr(obj, "last_message_kind", None) == "asker"
@@ -143,7 +150,7 @@ class EscalationAdmin(TenantScopedAdmin):
     def candidates_display(self, obj: Escalation) -> str:
         return parts.escalation_candidates_html(escalation=obj)
 
-    @admin.display(description="knowledge base")
+    @admin.display(description="article")
     def knowledge(self, obj: Escalation) -> str:
         job = obj.knowledge_job
         if job is not None:
