@@ -265,6 +265,9 @@ class EscalationAdmin(TenantScopedAdmin):
             return self._back(obj)
         if request.method == "POST" and request.POST.get("action") == "start":
             obj = articles.article_draft_start(escalation=obj, user=request.user)
+        if not obj.article_audience:
+            self.message_user(request, "No draft article yet: draft one from this escalation.", messages.WARNING)
+            return self._back(obj)
         if not articles.article_may_edit(escalation=obj, user=request.user):
             raise PermissionDenied  # the draft's audience is not one this member holds
         held = sorted(staff_access(request).audience_slugs(obj.tenant_id))

@@ -194,7 +194,7 @@ def article_draft_start(*, escalation: Escalation, user: Any) -> Escalation:
     if escalation.article_audience:
         return escalation
     replies = _agent_messages(escalation)
-    names = asker_names(escalation=escalation, replies=replies)
+    names = asker_names(escalation=escalation, replies=[*replies, escalation.resolution_note])
     # Each reply was a message of its own, with its own greeting and sign-off.
     answer = "\n\n".join(filter(None, (article_text_clean(text=part, names=names)
                                        for part in replies or [escalation.resolution_note])))
@@ -240,7 +240,7 @@ def article_publish(*, escalation: Escalation, user: Any, question: str, answer:
     if escalation.status != Escalation.Status.RESOLVED:
         raise EscalationConflict(f"escalation #{escalation.pk} must be resolved first")
     replies = _agent_messages(escalation)
-    names = asker_names(escalation=escalation, replies=replies)
+    names = asker_names(escalation=escalation, replies=[*replies, escalation.resolution_note])
     left = personal_traces(text=answer, names=names) + personal_traces(text=question, names=names)
     if left:
         raise ValueError("the article still has " + "; ".join(left) + ": write it for any reader")

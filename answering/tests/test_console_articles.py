@@ -176,3 +176,13 @@ def test_a_published_article_is_a_document_listed_archived_and_deleted(acme: Any
     assert _row(escalation).knowledge_job_id == job.pk
     assert document_archive(tenant=acme.tenant, document_ids=[document.pk], audience_ids=None).changed == [document.pk]
     assert document_delete(tenant=acme.tenant, document_ids=[document.pk], audience_ids=None).changed == [document.pk]
+
+
+def test_the_article_page_without_a_draft_sends_back_to_the_escalation(acme: Any) -> None:
+    escalation = _escalation(acme)
+    owner = staff_client(acme.owner)
+    assert owner.get(f"{URL}{escalation.pk}/article/")["Location"] == f"{URL}{escalation.pk}/change/"  # open
+    escalations.escalation_resolve(escalation=escalation, user=acme.owner, note="Hi Ann, done.")
+    assert owner.get(f"{URL}{escalation.pk}/article/")["Location"] == f"{URL}{escalation.pk}/change/"  # no draft
+    started = owner.post(f"{URL}{escalation.pk}/article/", {"action": "start"})
+    assert started.status_code == 200 and started.context["form"].initial["answer"] == "Done."
