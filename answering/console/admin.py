@@ -241,7 +241,8 @@ class EscalationAdmin(TenantScopedAdmin):
         except (escalations.EscalationConflict, ValueError) as exc:
             self.message_user(request, str(exc), messages.ERROR)
             return self._back(obj)
-        self.message_user(request, f"Reply posted on the follow-up page; {notifications.reply_delivery_text(escalation=obj)}"
+        delivery = notifications.reply_delivery_text(escalation=obj)
+        self.message_user(request, f"Reply posted on the follow-up page; {delivery}"
                                    + (" Escalation resolved." if data["resolve"] else ""))
         return self._after_resolve(request, obj, data["resolve"] and data["to_document"])
 

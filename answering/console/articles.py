@@ -33,7 +33,8 @@ MAX_QUESTION_CHARS = 2_000
 
 _SALUTATION = re.compile(
     r"^\s*(?:hi|hello|hey|hiya|dear|good\s+(?:morning|afternoon|evening|day)|greetings|"
-    r"dobr[ýy]\s+(?:den|ve[čc]er|r[áa]no)|ahoj|[čc]au|zdrav[íi]m|v[áa]žen[áaýy]|mil[áaýy]|hallo|guten\s+tag)\b",
+    r"dobr[ýy]\s+(?:den|ve[čc]er|r[áa]no)|ahoj|[čc]au|zdrav[íi]m|v[áa]žen[áaýy]|mil[áaýy]|"
+    r"hallo|guten\s+tag)\b",
     re.IGNORECASE)
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "pan", "pane", "paní", "pani", "slečno",
            "ing", "mgr", "herr", "frau"}
@@ -43,7 +44,8 @@ _NOT_NAMES = {"there", "all", "everyone", "team", "again", "friend", "folks", "b
 _SIGN_OFF = re.compile(
     r"^\s*(?:best(?:\s+(?:regards|wishes))?|kind\s+regards|warm\s+regards|regards|many\s+thanks|thanks(?:\s+again)?|"
     r"thank\s+you|cheers|sincerely|yours(?:\s+sincerely|\s+truly)?|all\s+the\s+best|"
-    r"s\s+pozdravem|se\s+srde[čc]n[ýy]m\s+pozdravem|s\s+p[řr][áa]n[íi]m\s+hezk[ée]ho\s+dne|d[ěe]kuji|d[ěe]kujeme|"
+    r"s\s+pozdravem|se\s+srde[čc]n[ýy]m\s+pozdravem|s\s+p[řr][áa]n[íi]m\s+hezk[ée]ho\s+dne|"
+    r"d[ěe]kuji|d[ěe]kujeme|"
     r"d[íi]ky|zdrav[íi]m|hezk[ýy]\s+den|mit\s+freundlichen\s+gr[üu][ßs]en|viele\s+gr[üu][ßs]e)"
     r"\s*(?:[,!.\-–—:]\s*.{0,60})?$", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

@@ -56,13 +56,15 @@ def _filed(job: IngestJob) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("text, kept, gone", [
-    ("Hi Ann, PayLane has no plugin yet.\n\nBest,\nMarek", "PayLane has no plugin yet.", ["Ann", "Hi", "Best", "Marek"]),
+    ("Hi Ann, PayLane has no plugin yet.\n\nBest,\nMarek", "PayLane has no plugin yet.",
+     ["Ann", "Hi", "Best", "Marek"]),
     ("Hello Ann!\nRefunds take 5 days.\nThanks, Marek", "Refunds take 5 days.", ["Ann", "Hello", "Thanks", "Marek"]),
     ("Dear Mr Smith,\n\nRefunds take 5 days, Mr Smith.\n\nKind regards\nSupport", "Refunds take 5 days.",
      ["Smith", "Dear", "regards"]),
     ("Dobrý den, paní Nováková,\nplatbu vrátíme do 5 dnů.\n\nS pozdravem\nMarek", "Platbu vrátíme do 5 dnů.",
      ["Nováková", "Dobrý den", "pozdravem", "Marek"]),
-    ("Ahoj Jano,\nfaktura je v příloze, Jano.\nDíky, Petr", "Faktura je v příloze.", ["Jan", "Ahoj", "Díky", "Petr"]),
+    ("Ahoj Jano,\nfaktura je v příloze, Jano.\nDíky, Petr", "Faktura je v příloze.",
+     ["Jan", "Ahoj", "Díky", "Petr"]),
     ("Hello there, the API is at /v1.\nThanks for your patience.", "The API is at /v1.\nThanks for your patience.",
      ["Hello", "there"]),
 ])
