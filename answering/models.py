@@ -88,6 +88,12 @@ class Escalation(LogMirror):
     # The ingest job that turned the resolution into a ticket document (answering/console/escalations.py).
     # RESTRICT, not SET NULL: Citus refuses SET NULL on a key holding tenant_id (docs/decisions/0048).
     knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
+    # The knowledge-base article written from the resolved thread, apart from the personal reply
+    # (answering/console/articles.py, docs/decisions/0104): a draft until a member holding
+    # `article_audience` publishes it ('' audience: no draft).
+    article_question = models.TextField(blank=True, default="")
+    article_answer = models.TextField(blank=True, default="")
+    article_audience = models.CharField(max_length=63, blank=True, default="")
     # The asker's way back: /t/<tenant>/f/<public_id>/, random, never the primary key (docs/decisions/0044).
     public_id = models.CharField(max_length=32)
     first_reply_at = models.DateTimeField(null=True, blank=True)
@@ -147,6 +153,9 @@ class HandoffSettings(Mirror):
                                                                 "this are anonymised (docs/decisions/0046).")
     webhook_url = models.CharField(max_length=2000, blank=True, default="")
     webhook_secret = models.CharField(max_length=128, blank=True, default="")
+    agent_display_name = models.CharField(max_length=80, default="Support team",
+                                          help_text="The name askers see on every agent reply (follow-up page), "
+                                                    "instead of the agent's user name.")
 
     class Meta(Mirror.Meta):
         db_table = "answering_handoff_settings"

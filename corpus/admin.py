@@ -67,6 +67,16 @@ class DocumentChangeList(ChangeList):
             document.contested = document.pk in contested
 
 
+class AudienceListFilter(admin.AllValuesFieldListFilter):
+    """The audience filter, titled by what it filters (Django titles a lookup by its last field:
+    "By slug"); its choices are the slugs of the documents the member sees (the admin's queryset)."""
+
+    def __init__(self, field: Any, request: HttpRequest, params: Any, model: Any, model_admin: Any,
+                 field_path: str) -> None:
+        super().__init__(field, request, params, model, model_admin, field_path)
+        self.title = "audience"
+
+
 @admin.register(Document)
 class DocumentAdmin(TenantScopedAdmin):
     """Document metadata, state and origin; archive, restore and delete for tenant admins
@@ -75,13 +85,14 @@ class DocumentAdmin(TenantScopedAdmin):
     audience_field, audience_single = "audience_id", True
     list_display = ["slug", "title", "tenant", "source_type", "audience_slug", "state", "chunk_count",
                     "last_ingested", "origin_display"]
-    list_filter = ["tenant", "source_type", "status", "origin", "audience__slug"]
+    list_filter = ["tenant", "source_type", "status", "origin", ("audience__slug", AudienceListFilter)]
     search_fields = ["slug", "title"]
     readonly_fields = [f.name for f in Document._meta.fields]
     list_select_related = ["tenant", "audience"]
     actions = ["archive_documents", "restore_documents", "delete_documents"]
 
     change_form_template = "admin/corpus/document/change_form.html"
+    change_list_template = "admin/corpus/document/change_list.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # documents arrive through ingest, which keeps chunks and hashes consistent
@@ -98,6 +109,13 @@ class DocumentAdmin(TenantScopedAdmin):
             context["chunks_visible"] = document.audience_id in audiences
             context["chunks"] = document_chunks(document=document, audience_ids=audiences)
         return super().change_view(request, object_id, form_url, context)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        # Uploads are ingest jobs (IngestJobAdmin): the button is here, where documents are looked for.
+        jobs = self.admin_site._registry.get(IngestJob)
+        may_upload = jobs is not None and jobs.has_add_permission(request) and (
+            staff_access(request).superuser or bool(staff_access(request).admin_tenant_ids()))
+        return super().changelist_view(request, {**(extra_context or {}), "may_upload": may_upload})
 
     def has_delete_permission(self, request: HttpRequest, obj: Document | None = None) -> bool:
         return False  # Django's own delete skips chunks and statistics: the delete action is corpus.ingest.lifecycle's

@@ -17,13 +17,15 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from answering.console import escalations, notifications, parts, triage
+from answering.console import articles, escalations, notifications, parts, triage
 from answering.console.answer_mode import answer_mode_view
 from answering.console.dashboard_view import dashboard_view
 from answering.console import handoff as console_handoff
 from answering.console.stats import answer_stats
+from answering.handoff.config import NO_MAIL_SERVER_TEXT, mail_sends
 from answering.handoff.links import followup_path
 from answering.models import Escalation, Trace
+from corpus.sources.jobs import UploadRejected
 from tenants.admin import TenantScopedAdmin
 from tenants.staff import staff_access
 
@@ -31,28 +33,34 @@ from tenants.staff import staff_access
 TRIAGE_FILTER_LIMIT = 2000
 
 
+ARTICLE_CHECKBOX = ("Also draft a knowledge-base article from it (written apart from this reply; internal until a "
+                    "member holding its audience publishes it)")
+
+
 class ReplyForm(forms.Form):
     body = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "cols": 80}), max_length=escalations.MAX_NOTE_CHARS,
                            help_text="Shown on the asker's follow-up page, and emailed when they left an address.")
     resolve = forms.BooleanField(required=False, label="Resolve with this reply")
-    to_document = forms.BooleanField(required=False, label="Also add the question and the reply to the knowledge "
-                                                           "base as a ticket")
-    audience = forms.ChoiceField(required=False, help_text="Who may read the ticket.")
+    to_document = forms.BooleanField(required=False, label=ARTICLE_CHECKBOX)
 
 
 class ResolveForm(forms.Form):
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 5, "cols": 80}), required=False,
                            max_length=escalations.MAX_NOTE_CHARS,
-                           help_text="What the customer should have been told. Needed to add it to the knowledge base.")
-    to_document = forms.BooleanField(required=False, label="Also add the question and this note to the knowledge "
-                                                           "base as a ticket")
-    audience = forms.ChoiceField(required=False, help_text="Who may read the ticket.")
+                           help_text="What the customer should have been told (kept on the escalation).")
+    to_document = forms.BooleanField(required=False, label=ARTICLE_CHECKBOX)
 
 
-def _audience_field(form: ReplyForm | ResolveForm) -> forms.ChoiceField:
-    field = form.fields["audience"]
-    assert isinstance(field, forms.ChoiceField)  # both forms declare it so
-    return field
+class ArticleForm(forms.Form):
+    """The article, apart from the personal reply: what any reader of its audience is told."""
+
+    question = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+                               max_length=articles.MAX_QUESTION_CHARS,
+                               help_text="The question as the next reader would ask it.")
+    answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "cols": 80}),
+                             max_length=escalations.MAX_NOTE_CHARS,
+                             help_text="No greeting, no sign-off, no name: the next reader is someone else.")
+    audience = forms.ChoiceField(help_text="Who may read the article once published: only audiences you hold.")
 
 
 def _form_errors(form: forms.Form) -> str:
@@ -64,6 +72,7 @@ class EscalationAdmin(TenantScopedAdmin):
     audience_field, audience_key = "trace__audiences", "slug"
     list_display = ["id", "tenant", "short_question", "reason", "status", "assignee", "age", "overdue",
                     "asker_waiting", "knowledge"]
+    change_list_template = "admin/answering/escalation/change_list.html"
     list_filter = ["status", "reason", "tenant"]
     search_fields = ["question", "conversation_id"]
     list_select_related = ["tenant", "assignee", "knowledge_job"]
@@ -93,6 +102,12 @@ class EscalationAdmin(TenantScopedAdmin):
     def short_question(self, obj: Escalation) -> str:
         return obj.question[:80]
 
+    def get_list_display(self, request: HttpRequest) -> Any:
+        # The tenant column only when there is more than one tenant to tell apart: the queue fits 1280 px.
+        access = staff_access(request)
+        shown = list(super().get_list_display(request))
+        return shown if access.superuser or len(access.tenant_ids()) > 1 else [f for f in shown if f != "tenant"]
+
     @admin.display(description="question and history")
     def conversation_display(self, obj: Escalation) -> str:
         return parts.history_html(question=obj.question, history=obj.history)
@@ -104,7 +119,7 @@ class EscalationAdmin(TenantScopedAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Escalation]:
         return console_handoff.with_last_message_kind(super().get_queryset(request))
 
-    @admin.display(description="asker wrote last", boolean=True)
+    @admin.display(description="asker waiting", boolean=True)
     def asker_waiting(self, obj: Escalation) -> bool:
         # An asker's message after a reply (or after resolution) waits for an agent.
         return getattr(obj, "last_message_kind", None) == "asker"
@@ -135,14 +150,17 @@ class EscalationAdmin(TenantScopedAdmin):
     def candidates_display(self, obj: Escalation) -> str:
         return parts.escalation_candidates_html(escalation=obj)
 
-    @admin.display(description="knowledge base")
+    @admin.display(description="article")
     def knowledge(self, obj: Escalation) -> str:
         job = obj.knowledge_job
-        if job is None:
-            return "—"
-        url = reverse("admin:corpus_ingestjob_change", args=[job.pk])
-        return format_html('<a href="{}">ticket {} (ingest job #{}: {})</a>', url,
-                           escalations.ticket_slug(obj), job.pk, job.status)
+        if job is not None:
+            url = reverse("admin:corpus_ingestjob_change", args=[job.pk])
+            return format_html('<a href="{}">article {} published ({}: ingest job #{})</a>', url,
+                               escalations.ticket_slug(obj), job.status, job.pk)
+        if obj.article_audience:
+            url = reverse("admin:answering_escalation_article", args=[obj.pk])
+            return format_html('<a href="{}">draft article ({}), not published</a>', url, obj.article_audience)
+        return "—"
 
     # -- list actions ------------------------------------------------------------------
     @admin.action(description="Claim selected escalations")
@@ -173,8 +191,7 @@ class EscalationAdmin(TenantScopedAdmin):
             path("<path:object_id>/resolve/", wrap(require_POST(self.resolve_view)),
                  name="answering_escalation_resolve"),
             path("<path:object_id>/reply/", wrap(require_POST(self.reply_view)), name="answering_escalation_reply"),
-            path("<path:object_id>/to-document/", wrap(require_POST(self.to_document_view)),
-                 name="answering_escalation_to_document"),
+            path("<path:object_id>/article/", wrap(self.article_view), name="answering_escalation_article"),
         ] + super().get_urls()
 
     def _editable(self, request: HttpRequest, object_id: str) -> Escalation:
@@ -188,14 +205,6 @@ class EscalationAdmin(TenantScopedAdmin):
     def _back(self, obj: Escalation) -> HttpResponseRedirect:
         return HttpResponseRedirect(reverse("admin:answering_escalation_change", args=[obj.pk]))
 
-    def _resolve_form(self, request: HttpRequest, obj: Escalation, data: Any = None) -> ResolveForm:
-        form = ResolveForm(data, initial={"note": obj.resolution_note,
-                                          "audience": escalations.default_audience(escalation=obj)})
-        # A ticket goes only into an audience the agent holds (the choice also refuses a forged one).
-        slugs = staff_access(request).audience_slugs(obj.tenant_id)
-        _audience_field(form).choices = [(s, s) for s in sorted(slugs)]
-        return form
-
     def claim_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._editable(request, object_id)
         try:
@@ -207,23 +216,21 @@ class EscalationAdmin(TenantScopedAdmin):
 
     def resolve_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._editable(request, object_id)
-        form = self._resolve_form(request, obj, request.POST)
+        form = ResolveForm(request.POST)
         if not form.is_valid():
             self.message_user(request, _form_errors(form), messages.ERROR)
             return self._back(obj)
         try:
             obj = escalations.escalation_resolve(escalation=obj, user=request.user, note=form.cleaned_data["note"])
             self.message_user(request, f"Escalation #{obj.pk} resolved.")
-            if form.cleaned_data["to_document"]:
-                self._queue_document(request, obj, form.cleaned_data["audience"] or None)
         except (escalations.EscalationConflict, ValueError) as exc:
             self.message_user(request, str(exc), messages.ERROR)
-        return self._back(obj)
+            return self._back(obj)
+        return self._after_resolve(request, obj, form.cleaned_data["to_document"])
 
     def reply_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._editable(request, object_id)
         form = ReplyForm(request.POST)
-        _audience_field(form).choices = _audience_field(self._resolve_form(request, obj)).choices
         if not form.is_valid():
             self.message_user(request, _form_errors(form), messages.ERROR)
             return self._back(obj)
@@ -231,29 +238,72 @@ class EscalationAdmin(TenantScopedAdmin):
         try:
             obj = escalations.escalation_reply(escalation=obj, user=request.user, body=data["body"],
                                                resolve=data["resolve"])
-            sent = " and emailed to the asker" if obj.contact_email else ""
-            self.message_user(request, f"Reply posted on the follow-up page{sent}."
-                                       + (" Escalation resolved." if data["resolve"] else ""))
-            if data["resolve"] and data["to_document"]:
-                self._queue_document(request, obj, data["audience"] or None)
         except (escalations.EscalationConflict, ValueError) as exc:
             self.message_user(request, str(exc), messages.ERROR)
+            return self._back(obj)
+        delivery = notifications.reply_delivery_text(escalation=obj)
+        self.message_user(request, f"Reply posted on the follow-up page; {delivery}"
+                                   + (" Escalation resolved." if data["resolve"] else ""))
+        return self._after_resolve(request, obj, data["resolve"] and data["to_document"])
+
+    def _after_resolve(self, request: HttpRequest, obj: Escalation, draft: bool) -> HttpResponse:
+        """With the knowledge-base box ticked, on to the article draft (never the reply itself)."""
+        if not draft:
+            return self._back(obj)
+        obj = articles.article_draft_start(escalation=obj, user=request.user)
+        if articles.article_may_edit(escalation=obj, user=request.user):
+            return HttpResponseRedirect(reverse("admin:answering_escalation_article", args=[obj.pk]))
+        self.message_user(request, f"Draft article saved for audience {obj.article_audience}: a member holding it "
+                                   "edits and publishes it.", messages.WARNING)
         return self._back(obj)
 
-    def to_document_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def article_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The draft article of a resolved escalation: edit, save, publish (a member holding its audience)."""
         obj = self._editable(request, object_id)
-        form = self._resolve_form(request, obj, request.POST)
-        audience = form.cleaned_data["audience"] if form.is_valid() else None
-        try:
-            self._queue_document(request, obj, audience or None)
-        except (escalations.EscalationConflict, ValueError) as exc:
-            self.message_user(request, str(exc), messages.ERROR)
-        return self._back(obj)
-
-    def _queue_document(self, request: HttpRequest, obj: Escalation, audience: str | None) -> None:
-        job = escalations.escalation_to_document(escalation=obj, user=request.user, audience=audience)
-        self.message_user(request, f"Ticket {escalations.ticket_slug(obj)} queued for ingestion "
-                                   f"(job #{job.pk}, audience {job.audience}).")
+        if obj.status != Escalation.Status.RESOLVED:
+            self.message_user(request, "Resolve the escalation first; the article is written from its resolution.",
+                              messages.ERROR)
+            return self._back(obj)
+        if request.method == "POST" and request.POST.get("action") == "start":
+            obj = articles.article_draft_start(escalation=obj, user=request.user)
+        if not obj.article_audience:
+            self.message_user(request, "No draft article yet: draft one from this escalation.", messages.WARNING)
+            return self._back(obj)
+        if not articles.article_may_edit(escalation=obj, user=request.user):
+            raise PermissionDenied  # the draft's audience is not one this member holds
+        held = sorted(staff_access(request).audience_slugs(obj.tenant_id))
+        form = ArticleForm(request.POST if request.method == "POST" and "question" in request.POST else None,
+                           initial={"question": obj.article_question, "answer": obj.article_answer,
+                                    "audience": obj.article_audience})
+        audience_field = form.fields["audience"]
+        assert isinstance(audience_field, forms.ChoiceField)  # declared so above
+        audience_field.choices = [(s, s) for s in held]
+        if form.is_bound:
+            if request.POST.get("audience") not in held:
+                raise PermissionDenied  # a forged audience: only one the member holds
+            if form.is_valid():
+                data = form.cleaned_data
+                try:
+                    if request.POST.get("action") == "publish":
+                        job = articles.article_publish(escalation=obj, user=request.user, question=data["question"],
+                                                       answer=data["answer"], audience=data["audience"])
+                        self.message_user(request, f"Article {escalations.ticket_slug(obj)} published to "
+                                                   f"{job.audience} (ingest job #{job.pk}); it is a document like "
+                                                   "any other.")
+                        return self._back(obj)
+                    articles.article_draft_save(escalation=obj, user=request.user, question=data["question"],
+                                                answer=data["answer"], audience=data["audience"])
+                    self.message_user(request, "Draft saved, not published.")
+                    return HttpResponseRedirect(reverse("admin:answering_escalation_article", args=[obj.pk]))
+                except articles.ArticleRefused as exc:
+                    raise PermissionDenied from exc
+                except (escalations.EscalationConflict, ValueError, UploadRejected) as exc:
+                    form.add_error(None, str(exc))
+        context = {**self.admin_site.each_context(request), "title": f"Knowledge-base article from escalation "
+                                                                       f"#{obj.pk}",
+                   "opts": self.opts, "escalation": obj, "form": form,
+                   "published": obj.knowledge_job_id is not None}
+        return TemplateResponse(request, "admin/answering/escalation/article.html", context)
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
                     extra_context: dict[str, Any] | None = None) -> Any:
@@ -261,8 +311,10 @@ class EscalationAdmin(TenantScopedAdmin):
         context = {**(extra_context or {}), "show_save": False, "show_save_and_continue": False,
                    "show_save_and_add_another": False, "show_delete": False}
         if obj is not None:
-            context.update(escalation=obj, resolve_form=self._resolve_form(request, obj),
-                           can_work=self.has_change_permission(request, obj))
+            context.update(escalation=obj, can_work=self.has_change_permission(request, obj),
+                           article_editable=articles.article_may_edit(escalation=obj, user=request.user),
+                           article_checkbox=ARTICLE_CHECKBOX, mail_sends=mail_sends(),
+                           no_mail_server=NO_MAIL_SERVER_TEXT)
         return super().change_view(request, object_id, form_url, context)
 
 

@@ -1,4 +1,5 @@
-"""The escalation queue's writes: claim, resolve, and turn a resolution into a ticket document.
+"""The escalation queue's writes: claim, reply, resolve. The knowledge-base article a resolution
+may become is written apart, in answering/console/articles.py (docs/decisions/0104).
 
 open → claimed → resolved. Each transition is a conditional UPDATE on the current status, so
 two agents clicking at once cannot both win; the loser gets EscalationConflict and a message.
@@ -7,24 +8,17 @@ Every write runs inside the escalation's tenant context (row-level security is f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from answering.handoff import events
 from answering.handoff.followups import message_add
-from answering.models import Escalation, EscalationMessage, Trace
-from corpus.sources.jobs import ingest_job_create
-from corpus.models import IngestJob
-from tenants.models import Audience
-from tenants.staff import member_audience_slugs
+from answering.models import Escalation, EscalationMessage
 from tenants.rls import tenant_context
 
-# From the widest readership to the narrowest: a resolution is filed for the narrowest
-# audience the asker had, so an agent's note never reaches readers the asker was not among.
+# From the widest readership to the narrowest: an article is drafted for the narrowest.
 AUDIENCE_ORDER = ("public", "customer", "internal")
 MAX_NOTE_CHARS = 20_000
 
@@ -111,58 +105,6 @@ def escalation_reply(*, escalation: Escalation, user: Any, body: str, resolve: b
         return escalation_resolve(escalation=escalation, user=user, note=agent_replies_text(escalation=escalation))
     with tenant_context(escalation.tenant_id):
         return _reload(escalation)
-
-
-def default_audience(*, escalation: Escalation) -> str:
-    """The narrowest audience the asker read with (the trace records their audience slugs)."""
-    with tenant_context(escalation.tenant_id):
-        asked_with = Trace.objects.filter(pk=escalation.trace_id).values_list("audiences", flat=True).first() or []
-    ranked = [slug for slug in AUDIENCE_ORDER if slug in asked_with]
-    return ranked[-1] if ranked else "public"
-
-
-def _ticket_entry(escalation: Escalation, audience: str) -> dict[str, Any]:
-    """The asker's words and the agent's note, nothing else. The history came from the client:
-    an "assistant" turn in it was never said by us, and filed here it would be retrieved and
-    cited as the company's own answer. The asker's earlier questions give the question its
-    meaning ("what about the backoff?") and are theirs, so they stay, marked as theirs."""
-    earlier = [str(turn.get("content", "")) for turn in escalation.history or [] if turn.get("role") == "user"]
-    question = escalation.question
-    if earlier:
-        question += "\n\nThe asker's earlier messages:\n" + "\n".join(f"- {text}" for text in earlier if text)
-    return {
-        "id": ticket_slug(escalation),
-        "subject": escalation.question[:200],
-        "question": question,
-        "resolution": escalation.resolution_note,
-        "resolved_at": (escalation.resolved_at or timezone.now()).date().isoformat(),
-        "audience": audience,
-    }
-
-
-def escalation_to_document(*, escalation: Escalation, user: Any, audience: str | None = None) -> IngestJob:
-    """Queue the resolved question and its note as a ticket document through the upload path.
-
-    The same ingest job an upload makes (corpus.sources.jobs), so the agent watches it in the jobs
-    list and the document is chunked, embedded and invalidates the cache like any other.
-    Re-sending replaces the ticket (its slug is the escalation's), never duplicates it.
-    """
-    if escalation.status != Escalation.Status.RESOLVED or not escalation.resolution_note.strip():
-        raise EscalationConflict(f"escalation #{escalation.pk} must be resolved with a note first")
-    audience = audience or default_audience(escalation=escalation)
-    if not Audience.objects.filter(tenant_id=escalation.tenant_id, slug=audience).exists():
-        raise ValueError(f"tenant has no audience {audience!r}")
-    payload = json.dumps([_ticket_entry(escalation, audience)], ensure_ascii=False, indent=2).encode()
-    upload = SimpleUploadedFile(f"ticket-{ticket_slug(escalation)}.json", payload, content_type="application/json")
-    job = ingest_job_create(tenant=escalation.tenant, files=[upload], audience=audience, source_type="ticket",
-                            created_by_id=user.pk, origin="escalation",
-                            # The primary key, never public_id: that is the asker's way back in.
-                            origin_ref=f"escalation #{escalation.pk}",
-                            writer_audiences=member_audience_slugs(user=user, tenant_id=escalation.tenant_id))
-    with tenant_context(escalation.tenant_id):
-        Escalation.objects.filter(pk=escalation.pk, tenant_id=escalation.tenant_id).update(knowledge_job=job)
-    escalation.knowledge_job = job
-    return job
 
 
 def _each(write: Callable[..., Escalation], escalations: Sequence[Escalation], user: Any) -> tuple[int, list[str]]:

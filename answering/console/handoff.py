@@ -53,11 +53,13 @@ def with_last_message_kind(queryset: QuerySet[Escalation]) -> QuerySet[Escalatio
 
 def thread_html(*, escalation: Escalation) -> SafeString:
     messages_ = thread(tenant_id=escalation.tenant_id, escalation_id=escalation.pk)
+    shown_as = handoff_config(tenant_id=escalation.tenant_id).agent_display_name
     if not messages_:
         return format_html("{}", "No messages yet. Your reply below appears on the asker's follow-up page.")
     return format_html('<ol class="escalation-thread">{}</ol>', format_html_join(
         "", '<li class="message-{}"><strong>{}</strong> · {}<br><span style="white-space:pre-wrap">{}</span></li>',
-        ((m.kind, m.author or "Asker", m.created_at.strftime("%Y-%m-%d %H:%M"), m.body) for m in messages_)))
+        ((m.kind, f"{m.author} (the asker sees {shown_as})" if m.kind == "agent" else "Asker",
+          m.created_at.strftime("%Y-%m-%d %H:%M"), m.body) for m in messages_)))
 
 
 def erase_selected(*, escalations: Sequence[Escalation], access: StaffAccess) -> list[str]:
@@ -103,13 +105,17 @@ class WebhookDeliveryAdmin(TenantScopedRecordAdmin):
 class HandoffSettingsForm(forms.ModelForm):
     """The secret is never a field: it is made by the server and shown once (`rotate_webhook_secret`)."""
 
+    agent_display_name = forms.CharField(
+        required=False, max_length=80, label="Agents' display name",
+        help_text="The name askers see on every agent reply, instead of the agent's user name; empty: "
+                  "\"Support team\".")
     rotate_webhook_secret = forms.BooleanField(
         required=False, label="Make a new webhook secret",
         help_text="The new secret is shown once, on the next page; the old one stops signing at once.")
 
     class Meta:
         model = HandoffSettings
-        fields = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
+        fields = ["tenant", "agent_display_name", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
         help_texts = {"webhook_url": "http(s) URL receiving escalation.created, escalation.message, "
                                      "escalation.resolved and feedback.created of every audience (README, "
                                      "Receiving webhooks); only a member holding every audience sets it."}
@@ -151,7 +157,7 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
     admin_writes = True
     # Modes, hours and the webhook's address; the secret is never rendered (webhook_secret_state).
     audience_field = NO_AUDIENCE_TEXT
-    list_display = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
+    list_display = ["tenant", "agent_display_name", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
 
     @admin.display(description="Webhook secret")
     def webhook_secret_state(self, obj: HandoffSettings) -> str:
@@ -169,7 +175,8 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
         return obj is None or holds_every_audience(staff_access(request), obj.tenant_id)
 
     def get_fields(self, request: HttpRequest, obj: HandoffSettings | None = None) -> list[str]:  # type: ignore[override]  # plain names: the stub's list of name groups is invariant
-        fields = ["tenant", "notify_mode", "overdue_hours", "retention_days", "webhook_url", "webhook_secret_state"]
+        fields = ["tenant", "agent_display_name", "notify_mode", "overdue_hours", "retention_days", "webhook_url",
+                  "webhook_secret_state"]
         return fields + (["rotate_webhook_secret"] if self._may_point(request, obj) else [])
 
     def get_readonly_fields(self, request: HttpRequest, obj: HandoffSettings | None = None) -> list[str]:
@@ -188,7 +195,8 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
         try:
             handoff_settings_save(tenant_id=obj.tenant_id, notify_mode=obj.notify_mode,
                                   overdue_hours=obj.overdue_hours, retention_days=obj.retention_days,
-                                  webhook_url=url, webhook_secret=secret)
+                                  webhook_url=url, webhook_secret=secret,
+                                  agent_display_name=obj.agent_display_name)
         except (UnsafeTarget, ValueError) as exc:
             self.message_user(request, f"Not saved: {exc}", messages.ERROR)
             return

@@ -7,6 +7,7 @@ from django.utils import timezone
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
+from answering.handoff.config import NO_MAIL_SERVER_TEXT, mail_sends
 from answering.handoff.outbox import AGENT_ALERT, ASKER_REPLY, outbox_line
 from answering.models import Escalation, EscalationMessage, NotificationStatus
 
@@ -21,6 +22,16 @@ def _alert_line(escalation: Escalation) -> str:
                        error=escalation.alert_error, next_at=escalation.alert_next_at)
 
 
+def reply_delivery_text(*, escalation: Escalation) -> str:
+    """What became of an agent's reply beyond the follow-up page, said truthfully: "emailed" only
+    when a backend that sends is configured (answering/handoff/config.py)."""
+    if not escalation.contact_email:
+        return "the asker left no email address, so nothing was emailed."
+    if not mail_sends():
+        return f"email to the asker {NO_MAIL_SERVER_TEXT}."
+    return "emailed to the asker."
+
+
 def notifications_html(*, escalation: Escalation) -> SafeString:
     """One line for the agents' alert, one per agent message emailed to the asker, oldest first."""
     emailed = (EscalationMessage.objects.filter(tenant_id=escalation.tenant_id, escalation_id=escalation.pk)
@@ -29,4 +40,7 @@ def notifications_html(*, escalation: Escalation) -> SafeString:
         outbox_line(channel=ASKER_REPLY, status=m.email_status, attempts=m.email_attempts, error=m.email_error,
                     next_at=m.email_next_at) + f" (reply of {timezone.localtime(m.created_at):%Y-%m-%d %H:%M})"
         for m in emailed]
+    if not mail_sends():
+        # The backend printed or kept the mail: "sent" would claim it reached someone.
+        lines = [line.replace(": sent", f": {NO_MAIL_SERVER_TEXT}", 1) for line in lines]
     return format_html_join("", '<p class="notification">{}</p>', ((line,) for line in lines))

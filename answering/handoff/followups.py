@@ -17,6 +17,7 @@ from django.core.validators import validate_email
 from django.utils import timezone
 
 from answering.handoff import events
+from answering.handoff.config import handoff_config
 from answering.models import Escalation, EscalationMessage
 from tenants.rls import tenant_context
 
@@ -67,10 +68,16 @@ class ThreadMessage:
     author: str = ""
 
     @classmethod
-    def of(cls, message: EscalationMessage) -> ThreadMessage:
+    def of(cls, message: EscalationMessage, *, agent_name: str | None = None) -> ThreadMessage:
+        """`agent_name`: what the asker sees on every agent reply (the tenant's display name);
+        None for the console, which names the agent who wrote it."""
         author = ""
         if message.author_kind == EscalationMessage.Kind.AGENT:
-            author = (message.author.get_full_name() or message.author.get_username()) if message.author else "Support"
+            if agent_name is not None:
+                author = agent_name
+            else:
+                author = (message.author.get_full_name() or message.author.get_username()) if message.author \
+                    else "Support"
         return cls(kind=message.author_kind, body=message.body, created_at=message.created_at, author=author)
 
 
@@ -98,12 +105,13 @@ def _escalation(tenant_id: int, public_id: str) -> Escalation:
     return found
 
 
-def thread(*, tenant_id: int, escalation_id: int) -> list[ThreadMessage]:
+def thread(*, tenant_id: int, escalation_id: int, agent_name: str | None = None) -> list[ThreadMessage]:
+    """The thread in order; with `agent_name` (the asker's view) every agent reply is signed with it."""
     with tenant_context(tenant_id):
         # Index: answering_escalation_message_thread_idx (tenant_id, escalation_id, created_at).
         rows = (EscalationMessage.objects.filter(tenant_id=tenant_id, escalation_id=escalation_id)
                 .select_related("author").order_by("created_at", "id"))
-        return [ThreadMessage.of(m) for m in rows]
+        return [ThreadMessage.of(m, agent_name=agent_name) for m in rows]
 
 
 def followup_read(*, tenant_id: int, public_id: str) -> FollowUp:
@@ -111,7 +119,9 @@ def followup_read(*, tenant_id: int, public_id: str) -> FollowUp:
         escalation = _escalation(tenant_id, public_id)
     return FollowUp(public_id=escalation.public_id, question=escalation.question, status=escalation.status,
                     created_at=escalation.created_at, has_contact=bool(escalation.contact_email),
-                    messages=thread(tenant_id=tenant_id, escalation_id=escalation.pk))
+                    # The asker sees the tenant's display name, never an agent's user name.
+                    messages=thread(tenant_id=tenant_id, escalation_id=escalation.pk,
+                                    agent_name=handoff_config(tenant_id=tenant_id).agent_display_name))
 
 
 def message_add(*, escalation: Escalation, kind: str, body: str, author_id: int | None = None) -> EscalationMessage:

@@ -34,7 +34,9 @@ UPDATE answering_trace
 _ANONYMISE_ESCALATIONS = """
 UPDATE answering_escalation
    SET question = '', history = '[]', contact_email = '', detail = '', resolution_note = '', conversation_id = '',
-       alert_error = ''
+       alert_error = '', article_question = '', article_answer = '',
+       -- an unpublished draft was written from the person's words and goes; a published one is a document
+       article_audience = CASE WHEN knowledge_job_id IS NULL THEN '' ELSE article_audience END
  WHERE tenant_id = %(t)s AND created_at < %(before)s AND (question <> '' OR contact_email <> '')
 """
 # Index for all three: the (tenant_id, created_at) or (tenant_id, escalation_id, created_at) indexes.

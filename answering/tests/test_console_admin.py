@@ -49,7 +49,7 @@ def test_another_tenants_escalation_is_a_404_everywhere(acme: Any, queue: tuple[
         response = agent.get(f"{URL}{theirs.pk}/{suffix}")
         assert response.status_code == 404, suffix
         assert GLOBEX_Q.encode() not in response.content
-    for suffix in ("claim/", "resolve/", "to-document/"):
+    for suffix in ("claim/", "resolve/", "reply/", "article/"):
         assert agent.post(f"{URL}{theirs.pk}/{suffix}", {"note": "mine now"}).status_code == 404, suffix
     assert status_of(theirs) == ("open", None)
 
@@ -95,20 +95,24 @@ def test_view_only_agent_gets_no_buttons_and_cannot_post(acme: Any, queue: tuple
     assert status_of(mine) == ("open", None)
 
 
-def test_buttons_claim_then_resolve_into_a_ticket(acme: Any, queue: tuple[Escalation, Escalation]) -> None:
+def test_buttons_claim_then_resolve_into_an_article_draft(acme: Any, queue: tuple[Escalation, Escalation]) -> None:
     mine, _ = queue
     agent = staff_client(acme.agent)
     assert agent.post(f"{URL}{mine.pk}/claim/").status_code == 302
     assert status_of(mine) == ("claimed", acme.agent.pk)
     claimed_page = agent.get(f"{URL}{mine.pk}/change/").content.decode()
     assert "Claimed by" in claimed_page and "acme-agent" in claimed_page
-    response = agent.post(f"{URL}{mine.pk}/resolve/", {"note": "Refunded the duplicate charge.", "to_document": "on",
-                                                        "audience": "customer"}, follow=True)
+    response = agent.post(f"{URL}{mine.pk}/resolve/", {"note": "Refunded the duplicate charge.", "to_document": "on"},
+                          follow=True)
     assert response.status_code == 200
-    assert "queued for ingestion" in response.content.decode()
+    assert "Draft article saved for audience internal" in response.content.decode()
     assert status_of(mine) == ("resolved", acme.agent.pk)
+    assert not IngestJob.objects.filter(tenant=acme.tenant).exists()  # nothing published by resolving
+    owner = staff_client(acme.owner)
+    assert owner.post(f"{URL}{mine.pk}/article/", {"question": ACME_Q, "answer": "Refunded the duplicate charge.",
+                                                   "audience": "customer", "action": "publish"}).status_code == 302
     job = IngestJob.objects.get(tenant=acme.tenant)
-    assert (job.source_type, job.audience, job.created_by_id) == ("ticket", "customer", acme.agent.pk)
+    assert (job.source_type, job.audience, job.created_by_id) == ("ticket", "customer", acme.owner.pk)
     with tenant_context(acme.tenant.id):
         assert Escalation.objects.get(pk=mine.pk).knowledge_job_id == job.pk
 

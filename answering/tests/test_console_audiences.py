@@ -15,7 +15,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from answering.pipeline import records
-from answering.models import Trace
+from answering.models import Escalation, Trace
+from answering.console import articles
 from answering.console.stats import answer_stats
 from answering.tests.console_data import candidate, escalation_make, staff_client
 from cachelayer import service as cache
@@ -72,14 +73,19 @@ def test_escalation_of_an_internal_trace_is_invisible_and_cannot_be_worked(acme:
     listing = agent.get("/admin/answering/escalation/").content.decode()
     assert SECRET not in listing and OPEN in listing
     assert agent.get(f"/admin/answering/escalation/{hidden.pk}/change/").status_code == 404
-    for suffix in ("claim/", "resolve/", "to-document/"):
+    for suffix in ("claim/", "resolve/", "reply/", "article/"):
         assert agent.post(f"/admin/answering/escalation/{hidden.pk}/{suffix}").status_code == 404, suffix
     agent.post("/admin/answering/escalation/", {"action": "claim", "_selected_action": [hidden.pk, shown.pk]})
     with tenant_context(acme.tenant.id):
         assert Trace.objects.get(pk=hidden.trace_id).escalation.status == "open"
         assert Trace.objects.get(pk=shown.trace_id).escalation.status == "claimed"
-    # the resolve form offers the agent's own audiences only
-    page = agent.get(f"/admin/answering/escalation/{shown.pk}/change/").content.decode()
+    # the article form offers the agent's own audiences only (once the draft is in one the agent holds)
+    agent.post(f"/admin/answering/escalation/{shown.pk}/resolve/", {"note": "Done.", "to_document": "on"})
+    assert agent.get(f"/admin/answering/escalation/{shown.pk}/article/").status_code == 403  # drafted internal
+    with tenant_context(acme.tenant.id):
+        draft = Escalation.objects.select_related("tenant").get(pk=shown.pk)
+    articles.article_draft_save(escalation=draft, user=acme.owner, question="q?", answer="Done.", audience="public")
+    page = agent.get(f"/admin/answering/escalation/{shown.pk}/article/").content.decode()
     assert 'value="customer"' in page and 'value="internal"' not in page
     assert SECRET in staff_client(acme.owner).get("/admin/answering/escalation/").content.decode()
 

@@ -113,16 +113,25 @@ def test_the_handoff_loop_closes_with_real_smtp_and_webhooks(
     follow_up, escalation = _abstain_with_contact(acme, client, key, smtp_server, webhook_receiver,
                                                   django_capture_on_commit_callbacks)
 
-    # 2. The agent replies in the admin, resolves, and files the ticket.
+    # 2. The agent replies in the admin and resolves; the owner publishes the drafted article.
     agent = staff_client(acme.agent)
     with django_capture_on_commit_callbacks(execute=True):
         response = agent.post(f"/admin/answering/escalation/{escalation.pk}/reply/",
-                              {"body": REPLY, "resolve": "on", "to_document": "on", "audience": "public"})
+                              {"body": REPLY, "resolve": "on", "to_document": "on"})
     assert response.status_code == 302
     with tenant_context(acme.tenant.id):
         escalation = Escalation.objects.get(pk=escalation.pk)
     assert escalation.status == "resolved" and escalation.resolution_note == REPLY
-    assert escalation.first_reply_at is not None and escalation.knowledge_job_id
+    assert escalation.first_reply_at is not None and escalation.article_audience == "internal"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client(acme.owner).post(
+            f"/admin/answering/escalation/{escalation.pk}/article/",
+            {"question": escalation.article_question, "answer": escalation.article_answer, "audience": "public",
+             "action": "publish"})
+    assert response.status_code == 302
+    with tenant_context(acme.tenant.id):
+        escalation = Escalation.objects.get(pk=escalation.pk)
+    assert escalation.knowledge_job_id
     [reply_mail] = smtp_server.to(ASKER)
     assert REPLY in reply_mail.get_payload() and follow_up["url"] in reply_mail.get_payload()
     assert events_of(webhook_receiver) == ["escalation.created", "escalation.message", "escalation.resolved"]

@@ -11,7 +11,7 @@ from django.core import mail
 from django.core.management import call_command
 from django.utils import timezone
 
-from answering.console import escalations
+from answering.console import articles, escalations
 from answering.console.dashboard import daily_metrics
 from answering.handoff import followups
 from answering.handoff.config import handoff_settings_save
@@ -37,7 +37,8 @@ def test_retention_anonymises_old_rows_and_the_dashboard_keeps_its_numbers(acme:
                           webhook_url="", webhook_secret="")
     old = escalation_make(acme.tenant, "My card number is 4111 and my parcel is late")
     followups.followup_contact_set(tenant_id=acme.tenant.id, public_id=old.public_id, email="old@example.com")
-    escalations.escalation_reply(escalation=old, user=acme.agent, body="Sorry, sent again.")
+    replied = escalations.escalation_reply(escalation=old, user=acme.agent, body="Sorry, sent again.", resolve=True)
+    articles.article_draft_start(escalation=replied, user=acme.owner)  # an unpublished draft from their words
     recent = escalation_make(acme.tenant, "Where is my other parcel?")
     age(acme.tenant.id, old, 40)
     day = (timezone.now() - dt.timedelta(days=40)).date()
@@ -51,6 +52,7 @@ def test_retention_anonymises_old_rows_and_the_dashboard_keeps_its_numbers(acme:
         kept = Escalation.objects.get(pk=recent.pk)
         assert not EscalationMessage.objects.filter(escalation_id=old.pk).exists()
     assert (gone.question, gone.contact_email, gone.history, gone.trace.question) == ("", "", [], "")
+    assert (gone.article_question, gone.article_answer, gone.article_audience) == ("", "", "")
     assert gone.first_reply_at is not None and gone.trace.action == "escalated"  # the numbers stay
     assert kept.question == "Where is my other parcel?"
     after = daily_metrics(tenant_ids=[acme.tenant.id], audiences=None, days=45)
