@@ -121,6 +121,13 @@ def test_the_widget_opens_asks_and_remembers_on_an_allowed_origin(live_url: str,
             assert frame.locator("#source-groups .source").count() >= 1
             assert context.cookies() == [], "the embedded chat must work without any cookie"
             assert _seen(frame.locator("header, h1, .masthead .who")) == []  # also with an answer on the page
+            frame.locator("#sources-toggle").click()  # the sources sheet open: still one Close
+            frame.wait_for_function("document.getElementById('sources').classList.contains('is-open')")
+            frame.wait_for_timeout(300)
+            assert _seen(page.locator("#answerdesk-paylane-panel button")) == ["Close"]
+            assert [t for t in _seen(frame.locator("button")) if "Close" in t] == []
+            frame.locator("#sources .sources-close").click()
+            frame.wait_for_function("!document.getElementById('sources').classList.contains('is-open')")
             if os.environ.get("SAVE_SCREENSHOTS") == "1":
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SCREENSHOTS / "widget.png"))
