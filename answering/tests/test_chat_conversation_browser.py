@@ -105,6 +105,7 @@ def test_each_turns_sources_are_grouped_under_its_question(chat_at: Any, screen:
 def test_the_conversation_survives_a_reload_and_a_follow_up_stays_a_follow_up(chat_at: Any, screen: str,
                                                                               read_db: Any) -> None:
     first = ask(chat_at, "What does error PL-4031 mean?", 1)
+    chat_at.wait_for_timeout(100)  # the settle after `done`: htmx's passing classes are gone
     answer_html = first.locator(".answer").inner_html()
     conversation_id = chat_at.input_value("#conversation-id")
     chat_at.reload()
@@ -112,6 +113,7 @@ def test_the_conversation_survives_a_reload_and_a_follow_up_stays_a_follow_up(ch
     restored = chat_at.locator("#turns .turn")
     assert restored.count() == 1 and restored.first.locator(".answer").inner_html() == answer_html
     assert chat_at.input_value("#conversation-id") == conversation_id
+    assert chat_at.evaluate("document.activeElement === document.body || document.activeElement.id === 'question'")
     assert chat_at.locator("#source-groups .source-group .source-group-question").text_content().endswith(
         "What does error PL-4031 mean?")
     assert int(chat_at.inner_text("#source-count")) >= 1

@@ -159,6 +159,13 @@
       if (!footer) { return; }  // still streaming: saved once it ends
       var copy = turn.cloneNode(true);
       copy.querySelectorAll("[sse-connect]").forEach(function (el) { el.removeAttribute("sse-connect"); });
+      // A vote's "thanks" took the focus once; put back, it must not take it from the question box.
+      copy.querySelectorAll("[autofocus]").forEach(function (el) { el.removeAttribute("autofocus"); });
+      // Saved mid-settle (pagehide), htmx's passing classes would be kept for good.
+      copy.querySelectorAll(".htmx-added, .htmx-settling, .htmx-swapping, .htmx-request").forEach(function (el) {
+        el.classList.remove("htmx-added", "htmx-settling", "htmx-swapping", "htmx-request");
+        if (!el.className) { el.removeAttribute("class"); }
+      });
       var id = turn.id.replace(/^turn-/, "");
       var group = document.getElementById("group-" + id);
       saved.push({ turn: id, question: turn.getAttribute("data-question"), trace: footer.getAttribute("data-trace") || "",
