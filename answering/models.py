@@ -62,6 +62,8 @@ class Escalation(LogMirror):
         WEAK_RETRIEVAL = "weak_retrieval", "Weak retrieval"
         MODEL_DECLINED = "model_declined", "Model declined"
         PROVIDERS_FAILED = "providers_failed", "Every provider failed"
+        # Not an abstention: the asker of an answer asked for a person (answering/chat/views.py, person_turn).
+        ASKER_REQUEST = "asker_request", "The asker asked for a person"
 
     class Status(models.TextChoices):
         """Open until an agent claims it; resolved once the agent has written the resolution,

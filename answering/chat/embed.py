@@ -24,6 +24,7 @@ import hashlib
 import time
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
@@ -43,7 +44,8 @@ from answering.language import in_active_language
 from answering.chat.pending import PENDING_TTL_SECONDS, PendingForeign, PendingUnknown, pending_ask_claim
 from answering.chat.stream import chat_events, failed_events
 from answering.sse import EventStreamResponse
-from tenants.embed import TokenRefused, customer_token_read, frame_ancestors
+from tenants.embed import (OriginInvalid, TokenRefused, customer_token_read, embed_origins_parse,
+                           frame_ancestors)
 from tenants.models import Tenant
 
 TICKET_SALT = "answerdesk.chat.embed.ticket"
@@ -62,6 +64,14 @@ def framable(response: HttpResponse, *, tenant: Tenant) -> HttpResponse:
     with_page_policy(response, frame_ancestors=frame_ancestors(text=tenant.embed_origins))
     response["Cache-Control"] = "no-store"
     return response
+
+
+def allowed_origins(text: str) -> list[str]:
+    """The tenant's stored origins; unreadable (never saved so by the admin): none."""
+    try:
+        return embed_origins_parse(text=text)
+    except OriginInvalid:
+        return []
 
 
 def embed_ticket_issue(*, tenant: Tenant, audiences: list[str], expires_at: int) -> str:
@@ -120,11 +130,44 @@ def embed_script(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _host_origin(request: HttpRequest) -> str:
+    """The origin of the page framing the chat, normalised: what embed.js says (`?origin=`), or
+    else the Referer's origin; '' when neither reads as exactly one origin. A claim, not a
+    proof: it only chooses between the chat (framable by the listed origins alone, whatever
+    was claimed) and the notice below, which holds nothing to click or read but its advice."""
+    if request.headers.get("Sec-Fetch-Dest") == "document":
+        return ""  # opened in a tab, not framed: nothing is refused, so no notice
+    claimed = request.GET.get("origin", "")
+    if not claimed:
+        referer = urlsplit(request.headers.get("Referer", ""))
+        claimed = f"{referer.scheme}://{referer.netloc}" if referer.scheme and referer.netloc else ""
+    if not claimed or len(claimed) > 300 or any(c.isspace() for c in claimed):
+        return ""
+    try:
+        origins = embed_origins_parse(text=claimed)
+    except OriginInvalid:
+        return ""
+    return origins[0] if len(origins) == 1 else ""
+
+
+def _origin_refused(request: HttpRequest, *, tenant: Tenant, origin: str) -> HttpResponse:
+    """The framing site is not on the tenant's list: instead of a frame the browser refuses
+    blank ("refused to connect", issue 48), a notice the site's owner can read, naming their
+    origin and where to allow it, framable by that origin only."""
+    response = render(request, "chat/embed_refused.html", {"tenant": tenant, "origin": origin}, status=403)
+    with_page_policy(response, frame_ancestors=f"frame-ancestors {origin}")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 @require_GET
 @xframe_options_exempt
 @in_chat_language
 def embed_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
+    origin = _host_origin(request)
+    if origin and origin not in allowed_origins(tenant.embed_origins):
+        return _origin_refused(request, tenant=tenant, origin=origin)
     token = request.GET.get("token", "")
     audiences, expires_at = [access.PUBLIC], int(time.time()) + ANONYMOUS_TICKET_SECONDS
     if token:
@@ -191,6 +234,19 @@ def embed_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     except TicketInvalid as exc:
         raise Http404("No such answer.") from exc
     return framable(views.feedback_turn(request, tenant=tenant, audiences=audiences), tenant=tenant)
+
+
+@csrf_exempt  # the ticket, not a cookie, says who asks; an embedded visitor leaves their email in the form
+@require_POST
+@xframe_options_exempt
+@in_chat_language
+def embed_person(request: HttpRequest, tenant_slug: str) -> HttpResponse:
+    tenant = access.tenant_for_slug(tenant_slug)
+    try:
+        audiences = _request_ticket(request, tenant)
+    except TicketInvalid as exc:
+        raise Http404("No such answer.") from exc
+    return framable(views.person_turn(request, tenant=tenant, audiences=audiences, contact=""), tenant=tenant)
 
 
 @csrf_exempt  # the follow-up's secret id is the authority, as on the chat page; no cookie is read

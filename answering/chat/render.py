@@ -1,7 +1,9 @@
-"""HTML for the chat's streamed fragments: sources, answer text with linked markers, the end of a turn."""
+"""HTML for the chat's streamed fragments: sources, answer text with linked markers and code
+blocks, the end of a turn."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,13 +16,55 @@ from answering.pipeline.citations import MARKER
 
 PAGE = "chat/page.html"
 
+# A Markdown fenced block: ``` or ~~~ at the start of a line, an optional language word, the
+# body, the same fence closing it at the start of a line (or the end of the answer: a model cut
+# off mid-listing still shows code, not a stray fence). Non-greedy: two blocks stay two. What
+# follows the closing fence on its line stays prose: the offline answerer cites a quoted
+# listing there ("``` [1]", docs/decisions/0084).
+FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)"
+                   r"(?:^[ \t]*(?P=fence)(?![`~])[ \t]*|\Z)", re.MULTILINE | re.DOTALL)
+# Inline code, `like this`, within one line.
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
 
 def source_dom_id(turn_id: str, number: int) -> str:
     return f"src-{turn_id}-{number}"
 
 
 def answer_html(*, text: str, sources: Sequence[dict[str, Any]], turn_id: str) -> SafeString:
-    """Escape the answer and turn each `[n]` that names a source into a link to it."""
+    """Escape the answer; a fenced code block becomes <pre><code> (its text escaped, its `[n]`
+    left alone: in code they are indexes, not citations); in the prose between, each `[n]`
+    that names a source becomes a link to it."""
+    parts: list[str] = []
+    last = 0
+    for block in FENCE.finditer(text):
+        prose = text[last:block.start()]
+        # One line break before the block is the block's own: the <pre> starts a line anyway.
+        parts.append(_prose_html(prose[:-1] if prose.endswith("\n") else prose, sources=sources, turn_id=turn_id))
+        language = block.group("lang")
+        parts.append(format_html('<pre class="code"><code{}>{}</code></pre>',
+                                 format_html(' class="language-{}"', language) if language else "",
+                                 block.group("body").rstrip("\n")))
+        last = block.end()
+        if text[last:last + 1] == "\n":
+            last += 1  # the line break after the closing fence: the <pre> already ends the line
+    parts.append(_prose_html(text[last:], sources=sources, turn_id=turn_id))
+    return mark_safe("".join(parts))
+
+
+def _prose_html(text: str, *, sources: Sequence[dict[str, Any]], turn_id: str) -> str:
+    """Inline code spans as <code> (escaped, no links inside), markers linked between them."""
+    parts: list[str] = []
+    last = 0
+    for span in INLINE_CODE.finditer(text):
+        parts.append(_linked_html(text[last:span.start()], sources=sources, turn_id=turn_id))
+        parts.append(format_html("<code>{}</code>", span.group(1)))
+        last = span.end()
+    parts.append(_linked_html(text[last:], sources=sources, turn_id=turn_id))
+    return "".join(parts)
+
+
+def _linked_html(text: str, *, sources: Sequence[dict[str, Any]], turn_id: str) -> str:
     by_number = {int(s["number"]): s for s in sources}
     parts: list[str] = []
     last = 0
@@ -36,7 +80,7 @@ def answer_html(*, text: str, sources: Sequence[dict[str, Any]], turn_id: str) -
                 dom_id, dom_id, source["number"], source["title"], source["number"]))
         last = match.end()
     parts.append(escape(text[last:]))
-    return mark_safe("".join(parts))
+    return "".join(parts)
 
 
 def sources_html(*, sources: Sequence[dict[str, Any]], turn_id: str, final: bool, action: str = "") -> str:

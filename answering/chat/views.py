@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 
@@ -13,7 +14,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from answering.pipeline.records import feedback_record
+from answering.pipeline.records import feedback_record, person_requested
 from answering.sse import EventStreamResponse
 from answering.chat import access, render as fragments
 from answering.chat.language import in_chat_language
@@ -29,6 +30,9 @@ from tenants.ratelimit import client_address, rate_limit
 
 PAGE = fragments.PAGE
 RATE_WINDOW_SECONDS = 60
+# A turn's DOM id as ask_turn makes it; the feedback form sends it back so the reply to a
+# thumbs-down can replace that turn's "talk to a person" form (nothing else is addressed by it).
+TURN_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 def _user_id(request: HttpRequest) -> int | None:
@@ -117,17 +121,53 @@ def chat_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     return feedback_turn(request, tenant=tenant, audiences=access.chat_audiences(tenant=tenant, user=request.user))
 
 
+@require_POST
+@in_chat_language
+def chat_person(request: HttpRequest, tenant_slug: str) -> HttpResponse:
+    tenant = access.tenant_for_slug(tenant_slug)
+    return person_turn(request, tenant=tenant, audiences=access.chat_audiences(tenant=tenant, user=request.user),
+                       contact=access.member_email(tenant=tenant, user=request.user))
+
+
+def _ticket_trace(request: HttpRequest, tenant: Tenant) -> int:
+    """The trace of an answer this visitor was shown on this tenant's page (the signed ticket
+    says which); 404 for a forged ticket or another tenant's."""
+    try:
+        return feedback_ticket_read(ticket=request.POST.get("ticket", ""), tenant_id=tenant.id)
+    except TokenInvalid as exc:
+        raise Http404("No such answer.") from exc
+
+
+def _turn_id(request: HttpRequest) -> str:
+    turn_id = request.POST.get("turn", "")
+    return turn_id if TURN_ID.match(turn_id) else ""
+
+
+def person_turn(request: HttpRequest, *, tenant: Tenant, audiences: list[str], contact: str) -> HttpResponse:
+    """"Talk to a person" under an answer: the answer's trace escalates, and the asker gets the
+    abstention's notice (follow-up page, optional email). The trace must be this tenant's and
+    readable with the visitor's audiences, or it is a 404 like any unknown answer."""
+    escalation = person_requested(tenant=tenant, audiences=audiences, trace_id=_ticket_trace(request, tenant),
+                                  contact_email=contact)
+    if escalation is None:
+        raise Http404("No such answer.")
+    return render(request, f"{PAGE}#handoff", {
+        "tenant_slug": tenant.slug, "turn_id": _turn_id(request), "follow_up_id": escalation.public_id,
+        "contact": escalation.contact_email, "asked": True})
+
+
 def feedback_turn(request: HttpRequest, *, tenant: Tenant, audiences: list[str]) -> HttpResponse:
     """A vote on an answer this visitor was shown (the ticket says which); `audiences` are the
     visitor's, so a vote never reaches a trace they could not read."""
-    try:
-        trace_id = feedback_ticket_read(ticket=request.POST.get("ticket", ""), tenant_id=tenant.id)
-    except TokenInvalid as exc:
-        raise Http404("No such answer.") from exc
+    ticket = request.POST.get("ticket", "")
+    trace_id = _ticket_trace(request, tenant)
     vote = request.POST.get("vote", "")
     if vote not in ("1", "-1"):
         return HttpResponse("vote must be 1 or -1", status=400, content_type="text/plain")
     if not feedback_record(tenant=tenant, audiences=audiences,
                            trace_id=trace_id, vote=int(vote), comment=request.POST.get("comment", "")):
         raise Http404("No such answer.")
-    return render(request, f"{PAGE}#thanks", {"vote": int(vote)})
+    # After a thumbs-down the turn's "talk to a person" comes forward (the same ticket): where
+    # a visitor says the answer failed them is where they look for a person.
+    return render(request, f"{PAGE}#thanks", {"vote": int(vote), "ticket": ticket, "turn_id": _turn_id(request),
+                                              "tenant_slug": tenant.slug})

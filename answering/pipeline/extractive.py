@@ -5,7 +5,8 @@ It never paraphrases, so it cannot invent a fact; it declines when no sentence i
 enough to the question. Retrieved text is data: a sentence that addresses the assistant
 ("ignore previous instructions…") is never quoted.
 
-An answer is at most three sentences, each verbatim from a cited chunk, without filler
+An answer is at most three sentences of one chunk (where two contested documents disagree, the
+best sentence of each), each verbatim, without filler
 ("See Section 20.4.", "The following options are available:") or a sentence said twice. When
 the best sentence belongs to a named entity (a parameter, function or setting: the last part
 of its chunk's heading path, docs/decisions/0041), the answer opens with that name, its kind
@@ -53,9 +54,6 @@ RANK_PENALTY = 0.10
 # The passage's other sentences may sit this far below the floor: the page's next sentence
 # often finishes what the best one began (docs/decisions/0101).
 PASSAGE_SLACK = 0.10
-# A sentence of another chunk must clear the floor by this much, and add a word of the
-# question the passage lacks, to join the answer (0101).
-SECOND_SOURCE_MARGIN = 0.10
 # A listing longer than this many lines or characters is not quoted at all (docs/decisions/0084).
 LISTING_LINES = 8
 LISTING_CHARS = 400
@@ -234,12 +232,12 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
     return np.array([RANK_PENALTY * position[s.candidate.chunk_id] for s in sentences])
 
 
-def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, question: str) -> list[_Sentence]:
-    """Passage first (docs/decisions/0101): the best-ranked chunk with a quotable sentence
-    (`ranked` best first, each with its quotable score) is the answer's passage, its best
-    sentence and its other quotable ones in the order the page says them; a sentence of another
-    chunk joins only when it is well above the floor and holds a word of the question the
-    passage lacks. None is said twice."""
+def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Sentence]:
+    """Passage first (docs/decisions/0101, 0107): the best-ranked chunk with a quotable sentence
+    (`ranked` best first, each with its quotable score) is the answer, its best sentence and its
+    other quotable ones in the order the page says them. No other chunk's sentence joins: one
+    that shared a word with the question was more often another page's fact than the missing
+    part of the answer (0107). None is said twice."""
     # The passage is the best-ranked chunk that has a sentence above the floor (retrieval ranked
     # whole chunks with both legs and the reranker), quoted from its best sentence.
     eligible = [sentence for sentence, quotable in ranked if quotable >= minimum]
@@ -253,18 +251,7 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, question: str) 
                 and quotable >= minimum - PASSAGE_SLACK
                 and not is_repeat(sentence.text, [p.text for p in passage])):
             passage.append(sentence)
-    passage = _reading_order(anchor, passage)
-    told = " ".join(p.text for p in passage).lower()
-    lacking = {w for w in question_words(question) if w not in told}
-    for sentence, quotable in ranked:
-        if len(passage) >= MAX_SENTENCES or not lacking:
-            break
-        if (sentence.candidate.chunk_id != anchor.candidate.chunk_id and quotable >= minimum + SECOND_SOURCE_MARGIN
-                and any(w in sentence.text.lower() for w in lacking)
-                and not is_repeat(sentence.text, [p.text for p in passage])):
-            passage.append(sentence)
-            break
-    return passage
+    return _reading_order(anchor, passage)
 
 
 def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None,
@@ -322,7 +309,7 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked = _pick(scored, minimum, question)
+    picked = _pick(scored, minimum)
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)

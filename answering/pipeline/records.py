@@ -40,6 +40,32 @@ def abstain(*, tenant: Tenant, reason: str, detail: str, question: str, history:
     return trace, escalation
 
 
+def person_requested(*, tenant: Tenant, audiences: Sequence[str], trace_id: int,
+                     contact_email: str = "") -> Escalation | None:
+    """The asker of an answered question asks for a person ("talk to a person"): the answer's
+    trace gets the escalation an abstention would have had, and the same follow-up page. The
+    trace must be one the asker could have been shown, as for a vote (`feedback_record`): of
+    this tenant, asked within `audiences`; None, exactly as for an unknown trace, otherwise.
+    Asking twice is one escalation (one per trace): the second ask gets the first's."""
+    with tenant_context(tenant.id):
+        trace = Trace.objects.filter(tenant=tenant, pk=trace_id, audiences__contained_by=list(audiences)).first()
+        if trace is None:
+            return None
+        existing = Escalation.objects.filter(tenant=tenant, trace=trace).first()
+        if existing is not None:
+            return existing
+        detail = "The asker asked for a person after this answer"
+        if trace.feedback == -1:
+            detail += ", which they rated not helpful"
+        escalation = Escalation.objects.create(
+            tenant=tenant, trace=trace, conversation_id=trace.conversation_id, question=trace.question,
+            reason=Escalation.Reason.ASKER_REQUEST, detail=detail + ".", public_id=new_public_id(),
+            contact_email=contact_email,
+        )
+        events.escalation_created(escalation=escalation)
+    return escalation
+
+
 def feedback_record(*, tenant: Tenant, audiences: Sequence[str], trace_id: int, vote: int, comment: str = "") -> bool:
     """Record a vote on a trace the voter could have been shown: of their tenant, and asked with
     audiences all within `audiences` (theirs). False, exactly as for an unknown trace, otherwise."""

@@ -78,8 +78,10 @@ def test_the_chat_and_follow_up_pages_work_and_report_no_violation(live_url: str
     marker.click()  # chat.js opens the cited source
     assert page.locator(f"#{marker.get_attribute('data-source')}").get_attribute("open") is not None
 
-    page.goto(f"{live_url}/t/paylane/")  # a new conversation, for an abstention
+    page.goto(f"{live_url}/t/paylane/")  # the conversation is restored (issue 48); a new one, for an abstention
     page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    assert page.locator("#turns .turn").count() == 1
+    page.get_by_role("button", name="New conversation").click()
     notice = _ask(page, "What is the capital of Mongolia?", 1).locator(".escalation-notice")
     expect(notice).to_contain_text("support team")
     notice.get_by_label("Your email (optional): we'll reply here and by email").fill("cara@example.com")

@@ -47,7 +47,7 @@ def test_at_most_three_sentences() -> None:
     assert not draft.declined and len(quoted(draft.text)) == 3
 
 
-def test_one_passage_in_the_pages_order_and_no_second_source_that_adds_nothing() -> None:
+def test_one_passage_in_the_pages_order() -> None:
     """docs/decisions/0101: the best sentence's chunk is the answer, its sentences in the order
     the page has them; another chunk's sentence, however close, that holds no word of the
     question the passage lacks does not join. Seen red with the old pick (three best sentences
@@ -60,6 +60,18 @@ def test_one_passage_in_the_pages_order_and_no_second_source_that_adds_nothing()
     draft = extract_answer("How long do refunds take?", context)
     assert [chunk for _, chunk in quoted(draft.text)] == [1, 1], draft.text
     assert draft.text.startswith("Cardholders usually see the money back"), draft.text
+
+
+def test_no_sentence_of_another_chunk_joins_the_passage() -> None:
+    """docs/decisions/0107: even a close sentence of another chunk that holds a word of the
+    question the passage lacks stays out (it was another page's fact more often than the
+    missing half). Seen red with 0101's second-source rule."""
+    context = [candidate(1, "Refunds > When the money arrives",
+                         "Cardholders usually see the money back within 5 to 10 business days."),
+               candidate(2, "Refunds > Fees",
+                         "Refunds carry no extra fees, but the original processing fee is not returned.")]
+    draft = extract_answer("How long do refunds take, and are there fees?", context)
+    assert [chunk for _, chunk in quoted(draft.text)] == [1], draft.text
 
 
 def test_the_answer_leads_with_the_entity_its_best_sentence_belongs_to() -> None:

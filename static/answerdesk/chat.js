@@ -108,7 +108,7 @@
   // The embedded chat (answering/chat/embed.py): the streamed fragments post to the page's own
   // URLs (feedback, follow-up contact), which want the session's CSRF cookie; embedded, the
   // same requests go to their cookie-free twins under embed/, with the ticket in hx-headers.
-  var EMBED_TWINS = /^(\/t\/[^\/]+\/)(feedback|f\/[^\/]+\/contact)$/;
+  var EMBED_TWINS = /^(\/t\/[^\/]+\/)(feedback|person|f\/[^\/]+\/contact)$/;
 
   function embedSetup() {
     document.body.addEventListener("htmx:configRequest", function (event) {
@@ -131,38 +131,111 @@
         document.getElementById("question").focus();
       }
     });
-    restoreConversation();
-    document.body.addEventListener("htmx:sseClose", saveConversation);
-    document.body.addEventListener("htmx:afterSettle", saveConversation);
   }
 
-  // The widget's conversation outlives a reload of the host page (per tab): the finished turns
-  // and their sources are kept in this frame's sessionStorage, without their stream URLs (each
-  // was answered once). Where the browser refuses storage to a third-party frame, a reload
-  // simply starts a new conversation.
-  var CONVERSATION_KEY = "answerdesk.embed.conversation." + window.location.pathname.split("/")[2];
+  // The conversation outlives a reload (issue 48), per tab: each finished turn as the server
+  // rendered it (question, answer, footer with its trace and signed ticket) and its sources
+  // group, in this tab's sessionStorage, keyed by tenant; the server keeps nothing (0106). The
+  // stream URLs are dropped (each was answered once). The follow-up history is read from the
+  // restored turns (history() above), so a question after a reload is still a follow-up. A
+  // conversation saved with other audiences (signed out since, say) is not shown again. Where
+  // the browser refuses storage (a third-party frame, a full quota) a reload starts afresh.
+  var MAX_SAVED_TURNS = 40;
+
+  function conversationKey() {
+    var tenant = window.location.pathname.split("/")[2];
+    return "answerdesk.conversation." + tenant + (document.body.hasAttribute("data-embed") ? ".embed" : "");
+  }
+
+  function audiences() {
+    var span = document.querySelector(".audiences[data-audiences]");
+    return span ? span.getAttribute("data-audiences") : "";
+  }
+
+  function finishedTurns() {
+    var saved = [];
+    document.querySelectorAll("#turns > .turn").forEach(function (turn) {
+      var footer = turn.querySelector(".turn-footer");
+      if (!footer) { return; }  // still streaming: saved once it ends
+      var copy = turn.cloneNode(true);
+      copy.querySelectorAll("[sse-connect]").forEach(function (el) { el.removeAttribute("sse-connect"); });
+      // A vote's "thanks" took the focus once; put back, it must not take it from the question box.
+      copy.querySelectorAll("[autofocus]").forEach(function (el) { el.removeAttribute("autofocus"); });
+      // Saved mid-settle (pagehide), htmx's passing classes would be kept for good.
+      copy.querySelectorAll(".htmx-added, .htmx-settling, .htmx-swapping, .htmx-request").forEach(function (el) {
+        el.classList.remove("htmx-added", "htmx-settling", "htmx-swapping", "htmx-request");
+        if (!el.className) { el.removeAttribute("class"); }
+      });
+      var id = turn.id.replace(/^turn-/, "");
+      var group = document.getElementById("group-" + id);
+      saved.push({ turn: id, question: turn.getAttribute("data-question"), trace: footer.getAttribute("data-trace") || "",
+                   html: copy.outerHTML, sources: group ? group.outerHTML : "" });
+    });
+    return saved.slice(-MAX_SAVED_TURNS);
+  }
 
   function saveConversation() {
-    var turns = document.getElementById("turns");
-    if (turns.querySelector(".reply[sse-connect]:not(:has(.turn-footer))")) { return; }  // one still streaming
-    var copy = turns.cloneNode(true);
-    copy.querySelectorAll("[sse-connect]").forEach(function (el) { el.removeAttribute("sse-connect"); });
-    var state = { id: document.getElementById("conversation-id").value, turns: copy.innerHTML,
-                  sources: document.getElementById("source-groups").innerHTML };
-    try { window.sessionStorage.setItem(CONVERSATION_KEY, JSON.stringify(state)); } catch (e) { /* refused or full */ }
+    var state = { v: 1, id: document.getElementById("conversation-id").value, audiences: audiences(),
+                  turns: finishedTurns() };
+    try {
+      if (state.turns.length) {
+        window.sessionStorage.setItem(conversationKey(), JSON.stringify(state));
+      } else {
+        window.sessionStorage.removeItem(conversationKey());
+      }
+    } catch (e) { /* refused or full */ }
+    showTools();
   }
 
+  // True when a saved conversation was put back on the page.
   function restoreConversation() {
     var state = null;
-    try { state = JSON.parse(window.sessionStorage.getItem(CONVERSATION_KEY) || "null"); } catch (e) { return; }
-    if (!state || !state.turns) { return; }
+    try { state = JSON.parse(window.sessionStorage.getItem(conversationKey()) || "null"); } catch (e) { return false; }
+    if (!state || state.v !== 1 || !state.turns || !state.turns.length || state.audiences !== audiences()) {
+      return false;
+    }
     var turns = document.getElementById("turns");
-    turns.innerHTML = state.turns;
+    var groups = document.getElementById("source-groups");
+    state.turns.forEach(function (saved) {
+      turns.insertAdjacentHTML("beforeend", saved.html);
+      if (saved.sources) { groups.insertAdjacentHTML("afterbegin", saved.sources); }
+    });
     turns.querySelectorAll("[sse-connect]").forEach(function (el) { el.removeAttribute("sse-connect"); });
-    document.getElementById("source-groups").innerHTML = state.sources || "";
     document.getElementById("conversation-id").value = state.id;
     window.htmx.process(turns);
+    window.htmx.process(groups);
     refreshCount();
+    showTools();
+    var last = turns.lastElementChild;
+    if (last) { reveal(last, true); }
+    return true;
+  }
+
+  function newConversation() {
+    try { window.sessionStorage.removeItem(conversationKey()); } catch (e) { /* refused */ }
+    document.getElementById("turns").innerHTML = "";
+    document.getElementById("source-groups").innerHTML = "";
+    document.getElementById("conversation-id").value = newConversationId();
+    refreshCount();
+    showTools();
+    document.getElementById("question").focus();
+  }
+
+  function showTools() {
+    document.getElementById("conversation-tools").hidden = !document.querySelector("#turns > .turn");
+  }
+
+  // Scroll so the end of `el` (the newest turn, a footer) sits just above the sticky question
+  // box, never so far that its top leaves the screen: a long answer is read from its start.
+  // `always`: just added or swapped; otherwise only while the visitor is looking at it (its top
+  // on screen), so reading an earlier turn during a stream is not interrupted.
+  function reveal(el, always) {
+    var rect = el.getBoundingClientRect();
+    if (!always && (rect.top < 0 || rect.top > window.innerHeight)) { return; }
+    var askTop = document.getElementById("ask").getBoundingClientRect().top;
+    var margin = 12;
+    var by = Math.min(rect.bottom - askTop + margin, rect.top - margin);
+    if (by > 0) { window.scrollBy(0, by); }
   }
 
   document.addEventListener("DOMContentLoaded", function () {
@@ -171,8 +244,35 @@
     document.body.addEventListener("htmx:afterSettle", rememberFollowups);
     var form = document.getElementById("ask");
     var question = document.getElementById("question");
-    document.getElementById("conversation-id").value = newConversationId();
     if (document.body.hasAttribute("data-embed")) { embedSetup(); }
+    if (!restoreConversation()) { document.getElementById("conversation-id").value = newConversationId(); }
+    document.body.addEventListener("htmx:sseClose", saveConversation);
+    document.body.addEventListener("htmx:afterSettle", saveConversation);
+    // A reload right after an answer ends may come before the settle: save on the way out too.
+    window.addEventListener("pagehide", saveConversation);
+    document.getElementById("new-conversation").addEventListener("click", newConversation);
+    // A new turn (the ask's swap into #turns) comes into view; its answer follows as it streams.
+    document.body.addEventListener("htmx:afterSettle", function (event) {
+      if (event.detail.target && event.detail.target.id === "turns") {
+        var last = document.getElementById("turns").lastElementChild;
+        if (last) { reveal(last, true); }
+      }
+    });
+    document.body.addEventListener("htmx:sseMessage", function (event) {
+      var turn = event.target.closest && event.target.closest(".turn");
+      if (turn) { reveal(turn, false); }
+    });
+    // What a vote or "talk to a person" brings (the offer of a person, the follow-up link) shows
+    // above the question box too; the footer stays while the forms in it are swapped.
+    var footerOfRequest = null;
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      var elt = event.detail && event.detail.elt;
+      footerOfRequest = elt && elt.closest ? elt.closest(".turn-footer") : null;
+    });
+    document.body.addEventListener("htmx:afterSettle", function () {
+      if (footerOfRequest && footerOfRequest.isConnected) { reveal(footerOfRequest, true); }
+      footerOfRequest = null;
+    });
 
     form.addEventListener("htmx:configRequest", function (event) {
       if (event.target !== form) { return; }

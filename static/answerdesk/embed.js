@@ -77,7 +77,10 @@
     if (frame) { return; }
     frame = document.createElement("iframe");
     frame.title = label + " chat";
-    frame.src = base + "/t/" + encodeURIComponent(tenant) + "/embed/" + (token ? "?token=" + encodeURIComponent(token) : "");
+    // The page's own origin goes along: on a site not (yet) allowed, the server answers with a
+    // notice naming it and where to allow it, instead of a frame the browser refuses blank.
+    frame.src = base + "/t/" + encodeURIComponent(tenant) + "/embed/?origin=" +
+      encodeURIComponent(window.location.origin) + (token ? "&token=" + encodeURIComponent(token) : "");
     frame.addEventListener("load", function () { if (focus && !panel.hidden) { focusChat(); } });
     panel.appendChild(frame);
   }
