@@ -1,14 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.utils.translation import gettext_lazy
 
 from answering.chat import embed, front
 from config import health
 from config.api import api, openai_api
 from tenants.loginlimits import login_rate_limited
 
-admin.site.site_header = "Answerdesk console"
+admin.site.site_header = gettext_lazy("Answerdesk console")
 admin.site.site_title = "Answerdesk"
-admin.site.index_title = "Support operations"
+admin.site.index_title = gettext_lazy("Support operations")
 
 urlpatterns = [
     path("", front.front_door, name="front_door"),

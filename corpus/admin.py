@@ -20,6 +20,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from psycopg import sql
 
 from corpus.ingest.flow import SOURCE_TYPES
@@ -48,6 +50,11 @@ def document_chunks(*, document: Document, audience_ids: Sequence[int]) -> list[
     ))
 
 
+# The document states as the console shows them (corpus.ingest.lifecycle keeps the English keys).
+STATE_LABELS = {"live": gettext_lazy("live"), "archived": gettext_lazy("archived"),
+                "superseded": gettext_lazy("superseded"), "contested": gettext_lazy("contested")}
+
+
 class DocumentChangeList(ChangeList):
     """The page's documents with their contested flag, read per tenant on the page in one
     scoped chunk query (chunk rows pass row-level security only for one tenant at a time, so a
@@ -74,7 +81,7 @@ class AudienceListFilter(admin.AllValuesFieldListFilter):
     def __init__(self, field: Any, request: HttpRequest, params: Any, model: Any, model_admin: Any,
                  field_path: str) -> None:
         super().__init__(field, request, params, model, model_admin, field_path)
-        self.title = "audience"
+        self.title = gettext_lazy("audience")
 
 
 @admin.register(Document)
@@ -124,20 +131,20 @@ class DocumentAdmin(TenantScopedAdmin):
         return bool(staff_access(request).admin_tenant_ids())
 
     # -- columns -------------------------------------------------------------------------
-    @admin.display(description="audience", ordering="audience__slug")
+    @admin.display(description=gettext_lazy("audience"), ordering="audience__slug")
     def audience_slug(self, obj: Document) -> str:
         return obj.audience.slug
 
-    @admin.display(description="status")
+    @admin.display(description=gettext_lazy("status"))
     def state(self, obj: Document) -> str:
-        state = document_state(obj)
-        return f"{state}, contested" if getattr(obj, "contested", False) else state
+        state = str(STATE_LABELS.get(document_state(obj), document_state(obj)))
+        return f"{state}, {STATE_LABELS['contested']}" if getattr(obj, "contested", False) else state
 
-    @admin.display(description="last ingested", ordering="updated_at")
+    @admin.display(description=gettext_lazy("last ingested"), ordering="updated_at")
     def last_ingested(self, obj: Document) -> Any:
         return obj.updated_at
 
-    @admin.display(description="origin", ordering="origin")
+    @admin.display(description=gettext_lazy("origin"), ordering="origin")
     def origin_display(self, obj: Document) -> str:
         url = source_url(origin=obj.origin, ref=obj.origin_ref)
         if url:
@@ -145,19 +152,20 @@ class DocumentAdmin(TenantScopedAdmin):
         return format_html("{}: {}", obj.get_origin_display(), obj.origin_ref or "—")
 
     # -- actions -------------------------------------------------------------------------
-    @admin.action(description="Archive the selected documents (out of search)", permissions=["lifecycle"])
+    @admin.action(description=gettext_lazy("Archive the selected documents (out of search)"), permissions=["lifecycle"])
     def archive_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self._apply(request, queryset, document_archive)
 
-    @admin.action(description="Restore the selected documents (back into search)", permissions=["lifecycle"])
+    @admin.action(description=gettext_lazy("Restore the selected documents (back into search)"),
+                  permissions=["lifecycle"])
     def restore_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         self._apply(request, queryset, document_restore)
 
-    @admin.action(description="Delete the selected documents and their chunks", permissions=["lifecycle"])
+    @admin.action(description=gettext_lazy("Delete the selected documents and their chunks"), permissions=["lifecycle"])
     def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> Any:
         if request.POST.get("confirm") != "yes":
             return TemplateResponse(request, "admin/corpus/document/delete_documents.html", {
-                **self.admin_site.each_context(request), "title": "Delete documents", "opts": self.model._meta,
+                **self.admin_site.each_context(request), "title": _("Delete documents"), "opts": self.model._meta,
                 "documents": list(queryset), "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             })
         self._apply(request, queryset, document_delete)
@@ -173,7 +181,8 @@ class DocumentAdmin(TenantScopedAdmin):
         for tenant_id, ids in sorted(by_tenant.items()):
             tenant = Tenant.objects.get(pk=tenant_id)
             if not access.is_admin(tenant_id):
-                messages.error(request, f"{tenant.slug}: only a tenant admin archives, restores or deletes documents.")
+                messages.error(request, _("%(tenant)s: only a tenant admin archives, restores or deletes documents.")
+                               % {"tenant": tenant.slug})
                 continue
             try:
                 outcome = action(tenant=tenant, document_ids=ids, audience_ids=access.audience_ids(tenant_id))
@@ -184,12 +193,20 @@ class DocumentAdmin(TenantScopedAdmin):
 
 
 def _outcome_message(tenant_slug: str, outcome: LifecycleOutcome) -> str:
-    done = {"archive": "archived", "restore": "restored", "delete": "deleted"}[outcome.action]
-    text = f"{tenant_slug}: {len(outcome.changed)} document(s) {done}, {len(outcome.chunk_ids)} chunk(s)"
+    done, already = {
+        "archive": (_("%(tenant)s: %(documents)d document(s) archived, %(chunks)d chunk(s)"),
+                    _("%(count)d already archived")),
+        "restore": (_("%(tenant)s: %(documents)d document(s) restored, %(chunks)d chunk(s)"),
+                    _("%(count)d already restored")),
+        "delete": (_("%(tenant)s: %(documents)d document(s) deleted, %(chunks)d chunk(s)"),
+                   _("%(count)d already deleted")),
+    }[outcome.action]
+    text = done % {"tenant": tenant_slug, "documents": len(outcome.changed), "chunks": len(outcome.chunk_ids)}
     if outcome.unchanged:
-        text += f"; {len(outcome.unchanged)} already {done}"
+        text += "; " + already % {"count": len(outcome.unchanged)}
     if outcome.released:
-        text += f"; {len(outcome.released)} document(s) they superseded stay archived and can be restored"
+        text += "; " + _("%(count)d document(s) they superseded stay archived and can be restored") % {
+            "count": len(outcome.released)}
     return text + "."
 
 
@@ -207,8 +224,9 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.ModelForm):
     files = MultipleFileField(  # type: ignore[assignment]  # a declared field: the form metaclass moves it, BaseForm.files stays
-        help_text="Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file.")
-    audience = forms.ChoiceField(choices=(), help_text="Who may read the documents: an audience you hold.")
+        help_text=gettext_lazy("Markdown, HTML, PDF, text, or a changelog/tickets JSON or CSV file."))
+    audience = forms.ChoiceField(choices=(), label=gettext_lazy("Audience"),
+                                 help_text=gettext_lazy("Who may read the documents: an audience you hold."))
     source_type = forms.ChoiceField(choices=[(s, s) for s in SOURCE_TYPES], initial="doc")
     # Set per request on a class made per call (IngestJobAdmin.get_form), never on this shared one.
     held_slugs: dict[int, frozenset[str]] = {}
@@ -228,8 +246,9 @@ class UploadForm(forms.ModelForm):
         cleaned = super().clean() or {}
         tenant, audience = cleaned.get("tenant"), cleaned.get("audience")
         if tenant is not None and audience and audience not in self.held_slugs.get(tenant.pk, frozenset()):
-            raise forms.ValidationError(f"You do not hold the audience {audience!r} of {tenant.slug}: "
-                                        "uploads go only into audiences you hold.")
+            raise forms.ValidationError(_("You do not hold the audience %(audience)s of %(tenant)s: uploads go only "
+                                          "into audiences you hold.") % {"audience": repr(audience),
+                                                                         "tenant": tenant.slug})
         return cleaned
 
 
@@ -286,30 +305,32 @@ class IngestJobAdmin(TenantScopedAdmin):
             messages.error(request, str(exc))
             raise
         obj.pk = job.pk
-        messages.info(request, f"Ingest job #{job.pk} queued with {len(job.file_names)} file(s).")
+        messages.info(request, _("Ingest job #%(job)s queued with %(count)d file(s).")
+                      % {"job": job.pk, "count": len(job.file_names)})
 
     def has_change_permission(self, request: HttpRequest, obj: IngestJob | None = None) -> bool:
         return obj is None and super().has_change_permission(request, obj)
 
-    @admin.display(description="files")
+    @admin.display(description=gettext_lazy("files"))
     def file_count(self, obj: IngestJob) -> int:
         return len(obj.file_names or [])
 
-    @admin.display(description="report")
+    @admin.display(description=gettext_lazy("report"))
     def summary(self, obj: IngestJob) -> str:
         if not obj.report:
             return ingest_job_shown(obj)[1] or "—"
         r = obj.report
-        return (f"{r['added']} added, {r['changed']} changed, {r['unchanged']} unchanged, "
-                f"{len(r['failed'])} failed; {r['chunks']} chunks")
+        return _("%(added)s added, %(changed)s changed, %(unchanged)s unchanged, %(failed)d failed; %(chunks)s "
+                 "chunks") % {"added": r["added"], "changed": r["changed"], "unchanged": r["unchanged"],
+                              "failed": len(r["failed"]), "chunks": r["chunks"]}
 
-    @admin.display(description="report")
+    @admin.display(description=gettext_lazy("report"))
     def report_display(self, obj: IngestJob) -> str:
         # Files named as the uploader named them, also in reports stored with server paths.
         report = ingest_job_shown(obj)[0]
         return format_html("<pre>{}</pre>", json.dumps(report, indent=2)) if report else "—"
 
-    @admin.display(description="error")
+    @admin.display(description=gettext_lazy("error"))
     def error_display(self, obj: IngestJob) -> str:
         return ingest_job_shown(obj)[1]
 from corpus.sources.websync import admin as websync_admin  # noqa: E402,F401  (web sources, issue 19 item 3)

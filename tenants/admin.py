@@ -18,6 +18,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from tenants import actions, embed, staff
 from tenants.models import ApiKey, ApiKeyAudience, Audience, Membership, MembershipAudience, Tenant
@@ -154,9 +156,10 @@ class TenantAudienceFormSet(forms.BaseInlineFormSet):
             if audience is None or (form.cleaned_data or {}).get("DELETE"):
                 continue
             if audience.tenant_id != self.instance.tenant_id:
-                raise forms.ValidationError(f"Audience {audience.slug} belongs to another tenant.")
+                raise forms.ValidationError(_("Audience %(audience)s belongs to another tenant.")
+                                            % {"audience": audience.slug})
             if self.held_audience_ids is not None and audience.pk not in self.held_audience_ids:
-                raise forms.ValidationError(f"You do not hold the audience {audience.slug}.")
+                raise forms.ValidationError(_("You do not hold the audience %(audience)s.") % {"audience": audience.slug})
 
 
 def save_tenant_rows(form: Any, formset: Any) -> None:
@@ -172,18 +175,20 @@ class TenantForm(forms.ModelForm):
     only (re)generated, and shown once, in the message after saving."""
 
     regenerate_embed_secret = forms.BooleanField(
-        required=False, label="(Re)generate the embed secret",
-        help_text="Your server signs signed-in customers' widget tokens with it (README, Embedding). "
-                  "The new secret is shown once, after saving; tokens signed with the old one stop working.")
+        required=False, label=gettext_lazy("(Re)generate the embed secret"),
+        help_text=gettext_lazy("Your server signs signed-in customers' widget tokens with it (README, Embedding). "
+                               "The new secret is shown once, after saving; tokens signed with the old one stop "
+                               "working."))
 
     class Meta:
         model = Tenant
         exclude = ["embed_secret"]
         widgets = {"embed_origins": forms.Textarea(attrs={"rows": 3, "cols": 60})}
         help_texts = {
-            "embed_origins": "Sites that may show the chat widget, one origin per line: scheme://host[:port], "
-                             "e.g. https://help.example.com. Empty: the widget works nowhere.",
-            "listed": "Link this tenant's chat page from the server's front page.",
+            "embed_origins": gettext_lazy("Sites that may show the chat widget, one origin per line: "
+                                          "scheme://host[:port], e.g. https://help.example.com. Empty: the widget "
+                                          "works nowhere."),
+            "listed": gettext_lazy("Link this tenant's chat page from the server's front page."),
         }
 
     def clean_embed_origins(self) -> str:
@@ -203,19 +208,21 @@ class TenantAdmin(TenantScopedAdmin):
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at", "embed_snippet", "embed_secret_state"]
 
-    @admin.display(description="Embed snippet")
+    @admin.display(description=gettext_lazy("Embed snippet"))
     def embed_snippet(self, obj: Tenant) -> str:
         if obj.pk is None:
             return "-"
         snippet = (f'<script src="{settings.PUBLIC_BASE_URL.rstrip("/")}/embed.js" '
                    f'data-tenant="{obj.slug}" async></script>')
-        return format_html('<textarea readonly rows="2" cols="90" aria-label="Embed snippet" class="embed-snippet">'
-                           '{}</textarea><div class="help">Paste it into any page of a site listed under embed '
-                           'origins. For signed-in customers add data-token="…" (README, Embedding).</div>', snippet)
+        return format_html('<textarea readonly rows="2" cols="90" aria-label="{}" class="embed-snippet">'
+                           '{}</textarea><div class="help">{}</div>', _("Embed snippet"), snippet,
+                           _('Paste it into any page of a site listed under embed origins. For signed-in customers '
+                             'add data-token="…" (README, Embedding).'))
 
-    @admin.display(description="Embed secret")
+    @admin.display(description=gettext_lazy("Embed secret"))
     def embed_secret_state(self, obj: Tenant) -> str:
-        return "set (hidden; regenerate to replace it)" if obj.embed_secret else "not set: the widget reads public answers only"
+        return (_("set (hidden; regenerate to replace it)") if obj.embed_secret
+                else _("not set: the widget reads public answers only"))
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return request.user.is_superuser
@@ -233,7 +240,8 @@ class TenantAdmin(TenantScopedAdmin):
             obj.pk = created.pk
         if form.cleaned_data.get("regenerate_embed_secret"):
             secret = embed.embed_secret_rotate(tenant_id=obj.pk)
-            messages.warning(request, f"The new embed secret of {obj.slug}, shown this once: {secret}")
+            messages.warning(request, _("The new embed secret of %(tenant)s, shown this once: %(secret)s")
+                             % {"tenant": obj.slug, "secret": secret})
 
 
 @admin.register(Audience)
@@ -263,7 +271,7 @@ class AudienceHolderAdmin(TenantScopedAdmin):
     held_table: type[MembershipAudience | ApiKeyAudience]
     holder_column: str
 
-    @admin.display(description="Audiences")
+    @admin.display(description=gettext_lazy("Audiences"))
     def audience_list(self, obj: Membership | ApiKey) -> str:
         return ", ".join(a.slug for a in obj.audiences.all())
 
@@ -293,7 +301,9 @@ class ApiKeyCreateForm(forms.ModelForm):
 
     audiences = forms.ModelMultipleChoiceField(
         queryset=Audience.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="What the key may read (and upload into). Choose audiences of the key's tenant that you hold.")
+        label=gettext_lazy("Audiences"),
+        help_text=gettext_lazy("What the key may read (and upload into). Choose audiences of the key's tenant that "
+                               "you hold."))
     # Set per request on a class made per call (ApiKeyAdmin.get_form), never on this shared one:
     # what is offered, and what is accepted (None: a superuser, who may grant any audience).
     offered_audiences: QuerySet[Audience] = Audience.objects.none()
@@ -314,12 +324,12 @@ class ApiKeyCreateForm(forms.ModelForm):
         tenant, audiences = cleaned.get("tenant"), cleaned.get("audiences")
         if tenant is not None and audiences is not None:
             if any(a.tenant_id != tenant.pk for a in audiences):
-                raise forms.ValidationError("Every audience must belong to the key's tenant.")
+                raise forms.ValidationError(_("Every audience must belong to the key's tenant."))
             outside = sorted(a.slug for a in audiences if self.held_audience_ids is not None
                              and a.pk not in self.held_audience_ids)
             if outside:
-                raise forms.ValidationError(f"You do not hold the audience {', '.join(outside)}: a key can "
-                                            "only be given audiences its creator holds.")
+                raise forms.ValidationError(_("You do not hold the audience %(audiences)s: a key can only be given "
+                                              "audiences its creator holds.") % {"audiences": ", ".join(outside)})
         return cleaned
 
 
@@ -381,7 +391,7 @@ class ApiKeyAdmin(AudienceHolderAdmin):
         raw_key = getattr(request, "_issued_raw_key", None)
         if raw_key is None:
             return super().response_add(request, obj, post_url_continue)
-        context = {**self.admin_site.each_context(request), "title": "API key created", "api_key": obj,
+        context = {**self.admin_site.each_context(request), "title": _("API key created"), "api_key": obj,
                    "raw_key": raw_key, "opts": self.opts,
                    "audiences": [a.slug for a in obj.audiences.all()]}
         response = TemplateResponse(request, "admin/tenants/apikey/created.html", context)
@@ -392,7 +402,7 @@ class ApiKeyAdmin(AudienceHolderAdmin):
         if change:  # on creation api_key_create wrote the audiences; the form has no M2M to save
             super().save_related(request, form, formsets, change)
 
-    @admin.action(description="Revoke selected keys")
+    @admin.action(description=gettext_lazy("Revoke selected keys"))
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         access = staff_access(request)
         if not access.superuser:
@@ -402,4 +412,4 @@ class ApiKeyAdmin(AudienceHolderAdmin):
         keys = list(queryset)
         for api_key in keys:
             actions.api_key_revoke(api_key=api_key)
-        self.message_user(request, f"Revoked {len(keys)} key(s).")
+        self.message_user(request, _("Revoked %(count)d key(s).") % {"count": len(keys)})

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from tenants.ratelimit import RateDecision, client_address, rate_limit
 
@@ -62,7 +63,7 @@ def _refused(request: HttpRequest, retry_after: int) -> HttpResponse:
     from django.contrib import admin
 
     minutes = max(1, math.ceil(retry_after / 60))
-    context = {**admin.site.each_context(request), "title": "Too many sign-in attempts", "minutes": minutes}
+    context = {**admin.site.each_context(request), "title": _("Too many sign-in attempts"), "minutes": minutes}
     response = render(request, "admin/login_limited.html", context, status=429)
     response["Retry-After"] = str(retry_after)
     return response

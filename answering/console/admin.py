@@ -15,6 +15,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from answering.console import articles, escalations, notifications, parts, triage
@@ -33,34 +35,36 @@ from tenants.staff import staff_access
 TRIAGE_FILTER_LIMIT = 2000
 
 
-ARTICLE_CHECKBOX = ("Also draft a knowledge-base article from it (written apart from this reply; internal until a "
-                    "member holding its audience publishes it)")
+ARTICLE_CHECKBOX = gettext_lazy("Also draft a knowledge-base article from it (written apart from this reply; internal "
+                                 "until a member holding its audience publishes it)")
 
 
 class ReplyForm(forms.Form):
     body = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "cols": 80}), max_length=escalations.MAX_NOTE_CHARS,
-                           help_text="Shown on the asker's follow-up page, and emailed when they left an address.")
-    resolve = forms.BooleanField(required=False, label="Resolve with this reply")
+                           help_text=gettext_lazy("Shown on the asker's follow-up page, and emailed when they left an address."))
+    resolve = forms.BooleanField(required=False, label=gettext_lazy("Resolve with this reply"))
     to_document = forms.BooleanField(required=False, label=ARTICLE_CHECKBOX)
 
 
 class ResolveForm(forms.Form):
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 5, "cols": 80}), required=False,
                            max_length=escalations.MAX_NOTE_CHARS,
-                           help_text="What the customer should have been told (kept on the escalation).")
+                           help_text=gettext_lazy("What the customer should have been told (kept on the escalation)."))
     to_document = forms.BooleanField(required=False, label=ARTICLE_CHECKBOX)
 
 
 class ArticleForm(forms.Form):
     """The article, apart from the personal reply: what any reader of its audience is told."""
 
-    question = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+    question = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), label=gettext_lazy("Question"),
                                max_length=articles.MAX_QUESTION_CHARS,
-                               help_text="The question as the next reader would ask it.")
-    answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "cols": 80}),
+                               help_text=gettext_lazy("The question as the next reader would ask it."))
+    answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 12, "cols": 80}), label=gettext_lazy("Answer"),
                              max_length=escalations.MAX_NOTE_CHARS,
-                             help_text="No greeting, no sign-off, no name: the next reader is someone else.")
-    audience = forms.ChoiceField(help_text="Who may read the article once published: only audiences you hold.")
+                             help_text=gettext_lazy("No greeting, no sign-off, no name: the next reader is someone else."))
+    audience = forms.ChoiceField(label=gettext_lazy("Audience"),
+                                 help_text=gettext_lazy("Who may read the article once published: only audiences you "
+                                                        "hold."))
 
 
 def _form_errors(form: forms.Form) -> str:
@@ -78,12 +82,12 @@ class EscalationAdmin(TenantScopedAdmin):
     list_select_related = ["tenant", "assignee", "knowledge_job"]
     ordering = ["created_at"]  # the queue is worked oldest first
     fieldsets = [
-        ("Question", {"fields": ["tenant", "conversation_display", "created_at", "contact_email", "followup_link"]}),
-        ("Thread", {"fields": ["thread_display"]}),
-        ("Why it escalated", {"fields": ["reason", "detail", "trace_link", "candidates_display"]}),
-        ("Work", {"fields": ["status", "assignee", "claimed_at", "first_reply_at", "resolved_at", "resolution_note",
+        (gettext_lazy("Question"), {"fields": ["tenant", "conversation_display", "created_at", "contact_email", "followup_link"]}),
+        (gettext_lazy("Thread"), {"fields": ["thread_display"]}),
+        (gettext_lazy("Why it escalated"), {"fields": ["reason", "detail", "trace_link", "candidates_display"]}),
+        (gettext_lazy("Work"), {"fields": ["status", "assignee", "claimed_at", "first_reply_at", "resolved_at", "resolution_note",
                              "knowledge"]}),
-        ("Notifications", {"fields": ["notifications_display"]}),
+        (gettext_lazy("Notifications"), {"fields": ["notifications_display"]}),
     ]
     readonly_fields = ["tenant", "conversation_display", "created_at", "contact_email", "followup_link",
                        "thread_display", "reason", "detail", "trace_link", "candidates_display", "status", "assignee",
@@ -98,7 +102,7 @@ class EscalationAdmin(TenantScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Escalation | None = None) -> bool:
         return False  # the queue is history too; resolve instead
 
-    @admin.display(description="question")
+    @admin.display(description=gettext_lazy("question"))
     def short_question(self, obj: Escalation) -> str:
         return obj.question[:80]
 
@@ -108,78 +112,80 @@ class EscalationAdmin(TenantScopedAdmin):
         shown = list(super().get_list_display(request))
         return shown if access.superuser or len(access.tenant_ids()) > 1 else [f for f in shown if f != "tenant"]
 
-    @admin.display(description="question and history")
+    @admin.display(description=gettext_lazy("question and history"))
     def conversation_display(self, obj: Escalation) -> str:
         return parts.history_html(question=obj.question, history=obj.history)
 
-    @admin.display(description="age")
+    @admin.display(description=gettext_lazy("age"))
     def age(self, obj: Escalation) -> str:
         return console_handoff.age_text(since=obj.created_at)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Escalation]:
         return console_handoff.with_last_message_kind(super().get_queryset(request))
 
-    @admin.display(description="asker waiting", boolean=True)
+    @admin.display(description=gettext_lazy("asker waiting"), boolean=True)
     def asker_waiting(self, obj: Escalation) -> bool:
         # An asker's message after a reply (or after resolution) waits for an agent.
         return getattr(obj, "last_message_kind", None) == "asker"
 
-    @admin.display(description="overdue", boolean=True)
+    @admin.display(description=gettext_lazy("overdue"), boolean=True)
     def overdue(self, obj: Escalation) -> bool:
         return console_handoff.is_overdue(escalation=obj)
 
-    @admin.display(description="follow-up page")
+    @admin.display(description=gettext_lazy("follow-up page"))
     def followup_link(self, obj: Escalation) -> str:
         url = followup_path(tenant_slug=obj.tenant.slug, public_id=obj.public_id)
-        return format_html('<a href="{}" rel="noreferrer">the asker\'s page</a>', url)
+        return format_html('<a href="{}" rel="noreferrer">{}</a>', url, _("the asker's page"))
 
-    @admin.display(description="messages")
+    @admin.display(description=gettext_lazy("messages"))
     def thread_display(self, obj: Escalation) -> str:
         return console_handoff.thread_html(escalation=obj)
 
-    @admin.display(description="email")
+    @admin.display(description=gettext_lazy("email"))
     def notifications_display(self, obj: Escalation) -> str:
         return notifications.notifications_html(escalation=obj)
 
-    @admin.display(description="trace")
+    @admin.display(description=gettext_lazy("trace"))
     def trace_link(self, obj: Escalation) -> str:
         url = reverse("admin:answering_trace_change", args=[obj.trace_id])
-        return format_html('<a href="{}">trace #{}</a>', url, obj.trace_id)
+        return format_html('<a href="{}">{}</a>', url, _("trace #%(id)s") % {"id": obj.trace_id})
 
-    @admin.display(description="what retrieval found")
+    @admin.display(description=gettext_lazy("what retrieval found"))
     def candidates_display(self, obj: Escalation) -> str:
         return parts.escalation_candidates_html(escalation=obj)
 
-    @admin.display(description="article")
+    @admin.display(description=gettext_lazy("article"))
     def knowledge(self, obj: Escalation) -> str:
         job = obj.knowledge_job
         if job is not None:
             url = reverse("admin:corpus_ingestjob_change", args=[job.pk])
-            return format_html('<a href="{}">article {} published ({}: ingest job #{})</a>', url,
-                               escalations.ticket_slug(obj), job.status, job.pk)
+            return format_html('<a href="{}">{}</a>', url, _("article %(slug)s published (%(status)s: ingest job #%(job)s)")
+                               % {"slug": escalations.ticket_slug(obj), "status": job.status, "job": job.pk})
         if obj.article_audience:
             url = reverse("admin:answering_escalation_article", args=[obj.pk])
-            return format_html('<a href="{}">draft article ({}), not published</a>', url, obj.article_audience)
+            return format_html('<a href="{}">{}</a>', url, _("draft article (%(audience)s), not published")
+                               % {"audience": obj.article_audience})
         return "—"
 
     # -- list actions ------------------------------------------------------------------
-    @admin.action(description="Claim selected escalations")
+    @admin.action(description=gettext_lazy("Claim selected escalations"))
     def claim(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
-        self._report(request, "claimed", *escalations.escalations_claim(escalations=list(queryset),
+        self._report(request, _("%(count)d escalation(s) claimed."), *escalations.escalations_claim(escalations=list(queryset),
                                                                          user=request.user))
 
-    @admin.action(description="Resolve selected escalations (no note)")
+    @admin.action(description=gettext_lazy("Resolve selected escalations (no note)"))
     def mark_resolved(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
-        self._report(request, "resolved", *escalations.escalations_resolve(escalations=list(queryset),
+        self._report(request, _("%(count)d escalation(s) resolved."), *escalations.escalations_resolve(escalations=list(queryset),
                                                                            user=request.user))
 
-    @admin.action(description="Erase the askers' data (questions, messages, contact) of the selected escalations")
+    @admin.action(description=gettext_lazy("Erase the askers' data (questions, messages, contact) of the selected "
+                                           "escalations"))
     def erase_asker(self, request: HttpRequest, queryset: QuerySet[Escalation]) -> None:
         for line in console_handoff.erase_selected(escalations=list(queryset), access=staff_access(request)):
             self.message_user(request, line)
 
-    def _report(self, request: HttpRequest, verb: str, done: int, refused: list[str]) -> None:
-        self.message_user(request, f"{done} escalation(s) {verb}.")
+    def _report(self, request: HttpRequest, done_text: str, done: int, refused: list[str]) -> None:
+        self.message_user(request, done_text % {"count": done})
         for reason in refused:
             self.message_user(request, reason, messages.WARNING)
 
@@ -209,7 +215,7 @@ class EscalationAdmin(TenantScopedAdmin):
         obj = self._editable(request, object_id)
         try:
             escalations.escalation_claim(escalation=obj, user=request.user)
-            self.message_user(request, f"You claimed escalation #{obj.pk}.")
+            self.message_user(request, _("You claimed escalation #%(id)s.") % {"id": obj.pk})
         except escalations.EscalationConflict as exc:
             self.message_user(request, str(exc), messages.ERROR)
         return self._back(obj)
@@ -222,7 +228,7 @@ class EscalationAdmin(TenantScopedAdmin):
             return self._back(obj)
         try:
             obj = escalations.escalation_resolve(escalation=obj, user=request.user, note=form.cleaned_data["note"])
-            self.message_user(request, f"Escalation #{obj.pk} resolved.")
+            self.message_user(request, _("Escalation #%(id)s resolved.") % {"id": obj.pk})
         except (escalations.EscalationConflict, ValueError) as exc:
             self.message_user(request, str(exc), messages.ERROR)
             return self._back(obj)
@@ -242,8 +248,8 @@ class EscalationAdmin(TenantScopedAdmin):
             self.message_user(request, str(exc), messages.ERROR)
             return self._back(obj)
         delivery = notifications.reply_delivery_text(escalation=obj)
-        self.message_user(request, f"Reply posted on the follow-up page; {delivery}"
-                                   + (" Escalation resolved." if data["resolve"] else ""))
+        self.message_user(request, _("Reply posted on the follow-up page; %(delivery)s") % {"delivery": delivery}
+                                   + (" " + _("Escalation resolved.") if data["resolve"] else ""))
         return self._after_resolve(request, obj, data["resolve"] and data["to_document"])
 
     def _after_resolve(self, request: HttpRequest, obj: Escalation, draft: bool) -> HttpResponse:
@@ -253,21 +259,21 @@ class EscalationAdmin(TenantScopedAdmin):
         obj = articles.article_draft_start(escalation=obj, user=request.user)
         if articles.article_may_edit(escalation=obj, user=request.user):
             return HttpResponseRedirect(reverse("admin:answering_escalation_article", args=[obj.pk]))
-        self.message_user(request, f"Draft article saved for audience {obj.article_audience}: a member holding it "
-                                   "edits and publishes it.", messages.WARNING)
+        self.message_user(request, _("Draft article saved for audience %(audience)s: a member holding it edits and "
+                                     "publishes it.") % {"audience": obj.article_audience}, messages.WARNING)
         return self._back(obj)
 
     def article_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The draft article of a resolved escalation: edit, save, publish (a member holding its audience)."""
         obj = self._editable(request, object_id)
         if obj.status != Escalation.Status.RESOLVED:
-            self.message_user(request, "Resolve the escalation first; the article is written from its resolution.",
+            self.message_user(request, _("Resolve the escalation first; the article is written from its resolution."),
                               messages.ERROR)
             return self._back(obj)
         if request.method == "POST" and request.POST.get("action") == "start":
             obj = articles.article_draft_start(escalation=obj, user=request.user)
         if not obj.article_audience:
-            self.message_user(request, "No draft article yet: draft one from this escalation.", messages.WARNING)
+            self.message_user(request, _("No draft article yet: draft one from this escalation."), messages.WARNING)
             return self._back(obj)
         if not articles.article_may_edit(escalation=obj, user=request.user):
             raise PermissionDenied  # the draft's audience is not one this member holds
@@ -287,20 +293,21 @@ class EscalationAdmin(TenantScopedAdmin):
                     if request.POST.get("action") == "publish":
                         job = articles.article_publish(escalation=obj, user=request.user, question=data["question"],
                                                        answer=data["answer"], audience=data["audience"])
-                        self.message_user(request, f"Article {escalations.ticket_slug(obj)} published to "
-                                                   f"{job.audience} (ingest job #{job.pk}); it is a document like "
-                                                   "any other.")
+                        self.message_user(request, _("Article %(slug)s published to %(audience)s (ingest job "
+                                                     "#%(job)s); it is a document like any other.")
+                                          % {"slug": escalations.ticket_slug(obj), "audience": job.audience,
+                                             "job": job.pk})
                         return self._back(obj)
                     articles.article_draft_save(escalation=obj, user=request.user, question=data["question"],
                                                 answer=data["answer"], audience=data["audience"])
-                    self.message_user(request, "Draft saved, not published.")
+                    self.message_user(request, _("Draft saved, not published."))
                     return HttpResponseRedirect(reverse("admin:answering_escalation_article", args=[obj.pk]))
                 except articles.ArticleRefused as exc:
                     raise PermissionDenied from exc
                 except (escalations.EscalationConflict, ValueError, UploadRejected) as exc:
                     form.add_error(None, str(exc))
-        context = {**self.admin_site.each_context(request), "title": f"Knowledge-base article from escalation "
-                                                                       f"#{obj.pk}",
+        context = {**self.admin_site.each_context(request),
+                   "title": _("Knowledge-base article from escalation #%(id)s") % {"id": obj.pk},
                    "opts": self.opts, "escalation": obj, "form": form,
                    "published": obj.knowledge_job_id is not None}
         return TemplateResponse(request, "admin/answering/escalation/article.html", context)
@@ -319,11 +326,11 @@ class EscalationAdmin(TenantScopedAdmin):
 
 
 class TriageFilter(admin.SimpleListFilter):
-    title = "feedback triage"
+    title = gettext_lazy("feedback triage")
     parameter_name = "triage"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(c, triage.CATEGORY_LABELS[c]) for c in triage.CATEGORIES]
+        return [(c, str(triage.CATEGORY_LABELS[c])) for c in triage.CATEGORIES]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Trace]) -> QuerySet[Trace]:
         if self.value() not in triage.CATEGORIES:
@@ -342,13 +349,13 @@ class TraceAdmin(TenantScopedAdmin):
     search_fields = ["question", "conversation_id"]
     list_select_related = ["tenant"]
     fieldsets = [
-        ("Request", {"fields": ["tenant", "created_at", "conversation_id", "audience_list", "question",
+        (gettext_lazy("Request"), {"fields": ["tenant", "created_at", "conversation_id", "audience_list", "question",
                                 "rewritten_query", "history_turns", "action", "escalation_link"]}),
-        ("Answer", {"fields": ["answer", "citations_display"]}),
-        ("Latency", {"fields": ["stages_display"]}),
-        ("Retrieval", {"fields": ["gate_display", "candidates_display"]}),
-        ("Cost and cache", {"fields": ["cost_display"]}),
-        ("Feedback", {"fields": ["vote", "feedback_comment", "triage_display"]}),
+        (gettext_lazy("Answer"), {"fields": ["answer", "citations_display"]}),
+        (gettext_lazy("Latency"), {"fields": ["stages_display"]}),
+        (gettext_lazy("Retrieval"), {"fields": ["gate_display", "candidates_display"]}),
+        (gettext_lazy("Cost and cache"), {"fields": ["cost_display"]}),
+        (gettext_lazy("Feedback"), {"fields": ["vote", "feedback_comment", "triage_display"]}),
     ]
     readonly_fields = ["tenant", "created_at", "conversation_id", "audience_list", "question", "rewritten_query",
                        "history_turns", "action", "escalation_link", "answer", "citations_display", "stages_display",
@@ -364,56 +371,57 @@ class TraceAdmin(TenantScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Trace | None = None) -> bool:
         return False
 
-    @admin.display(description="question")
+    @admin.display(description=gettext_lazy("question"))
     def short_question(self, obj: Trace) -> str:
         return obj.question[:80]
 
-    @admin.display(description="audiences")
+    @admin.display(description=gettext_lazy("audiences"))
     def audience_list(self, obj: Trace) -> str:
         return ", ".join(obj.audiences or []) or "—"
 
-    @admin.display(description="feedback")
+    @admin.display(description=gettext_lazy("feedback"))
     def vote(self, obj: Trace) -> str:
-        votes: dict[int | None, str] = {1: "voted up", -1: "voted down"}
+        votes: dict[int | None, str] = {1: _("voted up"), -1: _("voted down")}
         return votes.get(obj.feedback, "—")
 
-    @admin.display(description="latency")
+    @admin.display(description=gettext_lazy("latency"))
     def latency(self, obj: Trace) -> str:
         return f"{parts.total_latency_ms(obj):.0f} ms"
 
-    @admin.display(description="escalation")
+    @admin.display(description=gettext_lazy("escalation"))
     def escalation_link(self, obj: Trace) -> str:
         escalation = Escalation.objects.filter(trace_id=obj.pk).values_list("pk", "status").first()
         if escalation is None:
             return "—"
         url = reverse("admin:answering_escalation_change", args=[escalation[0]])
-        return format_html('<a href="{}">escalation #{} ({})</a>', url, *escalation)
+        return format_html('<a href="{}">{}</a>', url, _("escalation #%(id)s (%(status)s)")
+                           % {"id": escalation[0], "status": escalation[1]})
 
-    @admin.display(description="citations and claim checks")
+    @admin.display(description=gettext_lazy("citations and claim checks"))
     def citations_display(self, obj: Trace) -> str:
         return parts.citations_html(trace=obj)
 
-    @admin.display(description="stages")
+    @admin.display(description=gettext_lazy("stages"))
     def stages_display(self, obj: Trace) -> str:
         return parts.stages_html(trace=obj)
 
-    @admin.display(description="confidence gate")
+    @admin.display(description=gettext_lazy("confidence gate"))
     def gate_display(self, obj: Trace) -> str:
         return parts.gate_html(trace=obj)
 
-    @admin.display(description="candidates")
+    @admin.display(description=gettext_lazy("candidates"))
     def candidates_display(self, obj: Trace) -> str:
         retrieval = obj.retrieval or {}
         return parts.candidates_html(candidates=retrieval.get("candidates") or [])
 
-    @admin.display(description="cost, tokens, cache")
+    @admin.display(description=gettext_lazy("cost, tokens, cache"))
     def cost_display(self, obj: Trace) -> str:
         return parts.cost_html(trace=obj)
 
-    @admin.display(description="triage")
+    @admin.display(description=gettext_lazy("triage"))
     def triage_display(self, obj: Trace) -> str:
         if obj.feedback is None:
-            return "— (no feedback)"
+            return _("— (no feedback)")
         result = triage.trace_triage(obj)
         return format_html("<strong>{}</strong>: {}", result.label, result.reason)
 

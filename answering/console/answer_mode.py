@@ -19,6 +19,7 @@ from django.contrib.admin import AdminSite
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
 
 from answering.providers import Provider, ProviderError
 from answering.providers import spend
@@ -27,7 +28,7 @@ from answering.providers.chain import ProviderChain
 from tenants.models import Tenant
 from tenants.staff import StaffAccess
 
-EXTRACTIVE = "extractive (offline, no model)"
+EXTRACTIVE = "extractive"  # the mode's key; the page says "extractive (offline, no model)", translated
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,13 @@ def tenant_mode(*, tenant: Tenant, chain: ProviderChain | None) -> TenantMode:
     today, cap = spend.usage_today(tenant=tenant), spend.daily_cap_usd(tenant=tenant)
     lines = tuple(provider_line(p) for p in chain.providers) if chain else ()
     if not chain:
-        mode, why = EXTRACTIVE, "no model provider is configured (ANSWER_PROVIDERS is empty)"
+        mode, why = EXTRACTIVE, _("no model provider is configured (ANSWER_PROVIDERS is empty)")
     elif today.cost_usd >= cap:
-        mode, why = EXTRACTIVE, (f"today's spend ({today.cost_usd:.6f} USD) has reached the daily cap "
-                                 f"({cap:.6f} USD): extractive until the UTC day turns or the cap is raised")
+        mode, why = EXTRACTIVE, _("today's spend (%(spent)s USD) has reached the daily cap (%(cap)s USD): "
+                                  "extractive until the UTC day turns or the cap is raised") % {
+                                      "spent": f"{today.cost_usd:.6f}", "cap": f"{cap:.6f}"}
     else:
-        mode, why = "model", "answers are written by the first provider of the chain that replies"
+        mode, why = "model", _("answers are written by the first provider of the chain that replies")
     return TenantMode(slug=tenant.slug, name=tenant.name, mode=mode, why=why, providers=lines,
                       spent_today_usd=today.cost_usd, calls_today=today.calls, cap_usd=cap)
 
@@ -93,7 +95,7 @@ def answer_mode_view(request: HttpRequest, *, admin_site: AdminSite, access: Sta
     tenants = Tenant.objects.filter(id__in=access.tenant_ids()).order_by("slug")
     context = {
         **admin_site.each_context(request),
-        "title": "Answer mode",
+        "title": _("Answer mode"),
         "rows": [tenant_mode(tenant=t, chain=chain) for t in tenants],
         "problem": problem,
         "operator": access.superuser,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
 
 WIDTH, HEIGHT = 560, 190
 LEFT, RIGHT, TOP, BOTTOM = 58, 14, 26, 30
@@ -96,7 +97,7 @@ def line_chart(*, title: str, days: Sequence[dt.date], series: Sequence[Series],
                                      '<text x="{}" y="16">{}</text>', lx, s.color, lx + 14, s.name))
     if not values:
         parts.append(format_html('<text x="{}" y="{}" text-anchor="middle" fill="#888">{}</text>',
-                                 LEFT + plot_w / 2, TOP + plot_h / 2, "no data in this range"))
+                                 LEFT + plot_w / 2, TOP + plot_h / 2, _("no data in this range")))
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated value went through format_html
 

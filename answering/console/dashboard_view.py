@@ -9,6 +9,7 @@ from django.contrib.admin import AdminSite
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from answering.console import charts, triage
 from answering.console.dashboard import DEFAULT_DAYS, Dashboard, daily_metrics
@@ -33,18 +34,18 @@ def build_charts(dashboard: Dashboard) -> list[Any]:
     rows = dashboard.days
     days = [r.day for r in rows if r.day is not None]
     return [
-        charts.line_chart(title="Escalation rate", days=days, y_max=1.0, y_format=charts.percent,
-                          series=[charts.Series("escalated", [r.escalation_rate for r in rows], "#b91c1c")]),
-        charts.line_chart(title="Mean confidence (top reranker probability)", days=days, y_max=1.0,
+        charts.line_chart(title=_("Escalation rate"), days=days, y_max=1.0, y_format=charts.percent,
+                          series=[charts.Series(_("escalated"), [r.escalation_rate for r in rows], "#b91c1c")]),
+        charts.line_chart(title=_("Mean confidence (top reranker probability)"), days=days, y_max=1.0,
                           y_format=charts.plain,
-                          series=[charts.Series("confidence", [r.mean_confidence for r in rows], "#417690")]),
-        charts.line_chart(title="Cache hit rate", days=days, y_max=1.0, y_format=charts.percent,
-                          series=[charts.Series("cache hits", [r.cache_hit_rate for r in rows], "#2563eb")]),
-        charts.line_chart(title="Cost per query", days=days, y_format=charts.usd,
-                          series=[charts.Series("cost/query", [None if r.cost_per_query_usd is None
+                          series=[charts.Series(_("confidence"), [r.mean_confidence for r in rows], "#417690")]),
+        charts.line_chart(title=_("Cache hit rate"), days=days, y_max=1.0, y_format=charts.percent,
+                          series=[charts.Series(_("cache hits"), [r.cache_hit_rate for r in rows], "#2563eb")]),
+        charts.line_chart(title=_("Cost per query"), days=days, y_format=charts.usd,
+                          series=[charts.Series(_("cost/query"), [None if r.cost_per_query_usd is None
                                                                else float(r.cost_per_query_usd) for r in rows],
                                                 "#047857")]),
-        charts.line_chart(title="Latency", days=days, y_format=charts.ms,
+        charts.line_chart(title=_("Latency"), days=days, y_format=charts.ms,
                           series=[charts.Series("p50", [r.latency_p50_ms for r in rows], "#417690"),
                                   charts.Series("p95", [r.latency_p95_ms for r in rows], "#c2410c")]),
     ]
@@ -53,10 +54,10 @@ def build_charts(dashboard: Dashboard) -> list[Any]:
 def reply_time_charts(rows: list[ReplyTimes]) -> list[Any]:
     days = [r.day for r in rows]
     return [
-        charts.line_chart(title="Time to first reply (hours)", days=days, y_format=charts.plain,
+        charts.line_chart(title=_("Time to first reply (hours)"), days=days, y_format=charts.plain,
                           series=[charts.Series("p50", [r.reply_p50_hours for r in rows], "#417690"),
                                   charts.Series("p90", [r.reply_p90_hours for r in rows], "#c2410c")]),
-        charts.line_chart(title="Time to resolve (hours)", days=days, y_format=charts.plain,
+        charts.line_chart(title=_("Time to resolve (hours)"), days=days, y_format=charts.plain,
                           series=[charts.Series("p50", [r.resolve_p50_hours for r in rows], "#417690"),
                                   charts.Series("p90", [r.resolve_p90_hours for r in rows], "#c2410c")]),
     ]
@@ -79,7 +80,7 @@ def dashboard_view(request: HttpRequest, *, admin_site: AdminSite, access: Staff
     counts = _triage_counts(access, first)
     context = {
         **admin_site.each_context(request),
-        "title": "Answer dashboard",
+        "title": _("Answer dashboard"),
         "charts": build_charts(dashboard) + reply_time_charts(handling),
         "reply_times": [r for r in handling if r.reply_p50_hours is not None or r.resolve_p50_hours is not None],
         "rows": dashboard.days,

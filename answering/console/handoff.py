@@ -16,6 +16,8 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from answering.handoff import retention, webhooks
 from answering.handoff.config import handoff_config, handoff_settings_save, new_webhook_secret
@@ -55,10 +57,11 @@ def thread_html(*, escalation: Escalation) -> SafeString:
     messages_ = thread(tenant_id=escalation.tenant_id, escalation_id=escalation.pk)
     shown_as = handoff_config(tenant_id=escalation.tenant_id).agent_display_name
     if not messages_:
-        return format_html("{}", "No messages yet. Your reply below appears on the asker's follow-up page.")
+        return format_html("{}", _("No messages yet. Your reply below appears on the asker's follow-up page."))
     return format_html('<ol class="escalation-thread">{}</ol>', format_html_join(
         "", '<li class="message-{}"><strong>{}</strong> · {}<br><span style="white-space:pre-wrap">{}</span></li>',
-        ((m.kind, f"{m.author} (the asker sees {shown_as})" if m.kind == "agent" else "Asker",
+        ((m.kind, _("%(author)s (the asker sees %(shown_as)s)") % {"author": m.author, "shown_as": shown_as}
+          if m.kind == "agent" else _("Asker"),
           m.created_at.strftime("%Y-%m-%d %H:%M"), m.body) for m in messages_)))
 
 
@@ -67,10 +70,10 @@ def erase_selected(*, escalations: Sequence[Escalation], access: StaffAccess) ->
     lines = []
     for escalation in escalations:
         if not access.superuser and not access.is_admin(escalation.tenant_id):
-            lines.append(f"Escalation #{escalation.pk}: only a tenant admin may erase.")
+            lines.append(_("Escalation #%(id)s: only a tenant admin may erase.") % {"id": escalation.pk})
             continue
         report = retention.erase_escalation_asker(tenant_id=escalation.tenant_id, escalation_id=escalation.pk)
-        lines.append(f"Erased: {report.summary()}.")
+        lines.append(_("Erased: %(summary)s.") % {"summary": report.summary()})
     return lines
 
 
@@ -85,40 +88,41 @@ class WebhookDeliveryAdmin(TenantScopedRecordAdmin):
     exclude = ["attempts", "escalation", "trace", "audiences"]
     actions = ["redeliver"]
 
-    @admin.display(description="attempts")
+    @admin.display(description=gettext_lazy("attempts"))
     def attempts_display(self, obj: WebhookDelivery) -> SafeString:
         if not obj.attempts:
-            return format_html("{}", "none yet")
-        return format_html("<table><tr><th>#</th><th>at</th><th>HTTP</th><th>error</th><th>ms</th>"
-                           "<th>next try</th></tr>{}</table>", format_html_join(
+            return format_html("{}", _("none yet"))
+        return format_html("<table><tr><th>#</th><th>{}</th><th>HTTP</th><th>{}</th><th>ms</th>"
+                           "<th>{}</th></tr>{}</table>", _("at"), _("error"), _("next try"), format_html_join(
                                "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                                ((a.get("number"), a.get("at"), a.get("status_code") or "—", a.get("error") or "ok",
                                  a.get("ms"), a.get("retry_at") or "—") for a in obj.attempts)))
 
-    @admin.action(description="Redeliver the selected events")
+    @admin.action(description=gettext_lazy("Redeliver the selected events"))
     def redeliver(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
         for delivery in queryset:
             webhooks.webhook_redeliver(tenant_id=delivery.tenant_id, delivery_id=delivery.pk)
-        self.message_user(request, f"{queryset.count()} delivery(ies) queued again.")
+        self.message_user(request, _("%(count)d delivery(ies) queued again.") % {"count": queryset.count()})
 
 
 class HandoffSettingsForm(forms.ModelForm):
     """The secret is never a field: it is made by the server and shown once (`rotate_webhook_secret`)."""
 
     agent_display_name = forms.CharField(
-        required=False, max_length=80, label="Agents' display name",
-        help_text="The name askers see on every agent reply, instead of the agent's user name; empty: "
-                  "\"Support team\".")
+        required=False, max_length=80, label=gettext_lazy("Agents' display name"),
+        help_text=gettext_lazy("The name askers see on every agent reply, instead of the agent's user name; empty: "
+                               "\"Support team\"."))
     rotate_webhook_secret = forms.BooleanField(
-        required=False, label="Make a new webhook secret",
-        help_text="The new secret is shown once, on the next page; the old one stops signing at once.")
+        required=False, label=gettext_lazy("Make a new webhook secret"),
+        help_text=gettext_lazy("The new secret is shown once, on the next page; the old one stops signing at once."))
 
     class Meta:
         model = HandoffSettings
         fields = ["tenant", "agent_display_name", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
-        help_texts = {"webhook_url": "http(s) URL receiving escalation.created, escalation.message, "
-                                     "escalation.resolved and feedback.created of every audience (README, "
-                                     "Receiving webhooks); only a member holding every audience sets it."}
+        help_texts = {"webhook_url": gettext_lazy("http(s) URL receiving escalation.created, escalation.message, "
+                                                  "escalation.resolved and feedback.created of every audience "
+                                                  "(README, Receiving webhooks); only a member holding every "
+                                                  "audience sets it.")}
 
     # Set per request on a class made per call (HandoffSettingsAdmin.get_form): the tenants whose
     # every audience the member holds (None: a superuser).
@@ -140,8 +144,8 @@ class HandoffSettingsForm(forms.ModelForm):
         touches = (cleaned.get("webhook_url", stored) or "") != stored or cleaned.get("rotate_webhook_secret")
         if touches and self.webhook_tenant_ids is not None and (tenant is None or tenant.pk not in
                                                                  self.webhook_tenant_ids):
-            raise forms.ValidationError("Only a member holding every audience of the tenant may set its webhook "
-                                        "or its secret: the webhook receives every audience's events.")
+            raise forms.ValidationError(_("Only a member holding every audience of the tenant may set its webhook "
+                                          "or its secret: the webhook receives every audience's events."))
         return cleaned
 
 
@@ -159,9 +163,9 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
     audience_field = NO_AUDIENCE_TEXT
     list_display = ["tenant", "agent_display_name", "notify_mode", "overdue_hours", "retention_days", "webhook_url"]
 
-    @admin.display(description="Webhook secret")
+    @admin.display(description=gettext_lazy("Webhook secret"))
     def webhook_secret_state(self, obj: HandoffSettings) -> str:
-        return "set (hidden; make a new one to replace it)" if obj.webhook_secret else "not set"
+        return _("set (hidden; make a new one to replace it)") if obj.webhook_secret else _("not set")
 
     def get_form(self, request: HttpRequest, obj: HandoffSettings | None = None, change: bool = False,
                  **kwargs: Any) -> Any:
@@ -188,8 +192,9 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
         url, rotate = obj.webhook_url, bool(form.cleaned_data.get("rotate_webhook_secret"))
         if not holds_every_audience(staff_access(request), obj.tenant_id):
             if (url or "") != stored.webhook_url or rotate:
-                self.message_user(request, "Not saved: only a member holding every audience of the tenant may "
-                                           "set its webhook, which receives every audience's events.", messages.ERROR)
+                self.message_user(request, _("Not saved: only a member holding every audience of the tenant may "
+                                             "set its webhook, which receives every audience's events."),
+                                  messages.ERROR)
                 return
         secret = new_webhook_secret() if url and (rotate or not stored.webhook_secret) else stored.webhook_secret
         try:
@@ -198,7 +203,7 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
                                   webhook_url=url, webhook_secret=secret,
                                   agent_display_name=obj.agent_display_name)
         except (UnsafeTarget, ValueError) as exc:
-            self.message_user(request, f"Not saved: {exc}", messages.ERROR)
+            self.message_user(request, _("Not saved: %(reason)s") % {"reason": exc}, messages.ERROR)
             return
         if url and secret != stored.webhook_secret:
             request._new_webhook_secret = secret  # type: ignore[attr-defined]  # the response page shows it once
@@ -207,7 +212,7 @@ class HandoffSettingsAdmin(TenantScopedAdmin):
         secret = getattr(request, "_new_webhook_secret", None)
         if secret is None:
             return None
-        context = {**self.admin_site.each_context(request), "title": "Webhook secret", "opts": self.opts,
+        context = {**self.admin_site.each_context(request), "title": _("Webhook secret"), "opts": self.opts,
                    "settings_row": obj, "secret": secret}
         response = TemplateResponse(request, "admin/answering/handoffsettings/secret.html", context)
         response["Cache-Control"] = "no-store"

@@ -20,6 +20,8 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from answering.models import Trace
 from corpus.models import Document
@@ -27,8 +29,8 @@ from tenants.rls import rls_transaction
 
 CATEGORIES = ("cache", "stale_data", "retrieval", "generation", "unclear")
 CATEGORY_LABELS = {
-    "cache": "Cache", "stale_data": "Stale data", "retrieval": "Retrieval", "generation": "Generation",
-    "unclear": "Unclear",
+    "cache": gettext_lazy("Cache"), "stale_data": gettext_lazy("Stale data"), "retrieval": gettext_lazy("Retrieval"),
+    "generation": gettext_lazy("Generation"), "unclear": gettext_lazy("Unclear"),
 }
 # A gate that passed by less than this is treated as weak retrieval: the two score kinds live
 # on scales ~30x apart (answering/pipeline/gate.py), so the margin is per kind. For fusion (RRF, k=60)
@@ -51,7 +53,7 @@ class Triage:
 
     @property
     def label(self) -> str:
-        return CATEGORY_LABELS[self.category]
+        return str(CATEGORY_LABELS[self.category])
 
 
 def cited_document_ids(trace: Trace) -> list[int]:
@@ -62,52 +64,53 @@ def _stale_reason(trace: Trace, sources: Mapping[int, SourceState]) -> str | Non
     for document_id in cited_document_ids(trace):
         state = sources.get(document_id)
         if state is None:
-            return f"cited document #{document_id} no longer exists"
+            return _("cited document #%(id)s no longer exists") % {"id": document_id}
         if state.superseded:
-            return f"cited document #{document_id} has been superseded by a newer version"
+            return _("cited document #%(id)s has been superseded by a newer version") % {"id": document_id}
         if state.status == Document.Status.ARCHIVED:
-            return f"cited document #{document_id} is archived"
+            return _("cited document #%(id)s is archived") % {"id": document_id}
         if state.updated_at > trace.created_at:
-            return f"cited document #{document_id} was re-ingested after this answer"
+            return _("cited document #%(id)s was re-ingested after this answer") % {"id": document_id}
     return None
 
 
 def _retrieval_reason(trace: Trace) -> str | None:
     gate = trace.gate or {}
     if gate and not gate.get("passed", False):
-        return f"the gate failed: {gate.get('reason') or 'no reason recorded'}"
+        return _("the gate failed: %(reason)s") % {"reason": gate.get("reason") or _("no reason recorded")}
     if not (trace.retrieval or {}).get("candidates"):
-        return "retrieval found no candidate"
+        return _("retrieval found no candidate")
     score, threshold, kind = gate.get("score"), gate.get("threshold"), gate.get("score_kind")
     if score is None or threshold is None:
-        return "no gate score recorded"
+        return _("no gate score recorded")
     margin = WEAK_MARGIN.get(str(kind), 0.0)
     if float(score) < float(threshold) + margin:
-        return f"top {kind} score {float(score):.4f} passed the gate ({threshold}) by less than {margin}"
+        return _("top %(kind)s score %(score)s passed the gate (%(threshold)s) by less than %(margin)s") % {
+            "kind": kind, "score": f"{float(score):.4f}", "threshold": threshold, "margin": margin}
     return None
 
 
 def _generation_reason(trace: Trace) -> str | None:
     weak = (trace.details or {}).get("weak_claims") or []
     if weak:
-        return f"{len(weak)} claim(s) weakly supported by their citations"
+        return _("%(count)d claim(s) weakly supported by their citations") % {"count": len(weak)}
     if trace.action == Trace.Action.ESCALATED:
         # The gate passed (retrieval was checked first), so the model declined or failed.
-        return "retrieval passed the gate but no answer was generated"
+        return _("retrieval passed the gate but no answer was generated")
     if trace.feedback == -1:
-        return "retrieval looked fine but the answer was voted down"
+        return _("retrieval looked fine but the answer was voted down")
     return None
 
 
 def triage(*, trace: Trace, sources: Mapping[int, SourceState]) -> Triage:
     """The category of one trace, given the current state of the documents it cited."""
     if trace.cache_hit:
-        return Triage("cache", "served from the answer cache")
+        return Triage("cache", _("served from the answer cache"))
     for category, reason in (("stale_data", _stale_reason(trace, sources)), ("retrieval", _retrieval_reason(trace)),
                              ("generation", _generation_reason(trace))):
         if reason:
             return Triage(category, reason)
-    return Triage("unclear", "no signal in the trace; read the comment")
+    return Triage("unclear", _("no signal in the trace; read the comment"))
 
 
 def source_states(*, traces: Iterable[Trace]) -> dict[int, SourceState]:

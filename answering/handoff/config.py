@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy
 
 from answering.handoff.targets import target_check
 from answering.models import HandoffSettings
@@ -19,8 +20,9 @@ from tenants.rls import tenant_context
 MAIL_KEPT_LOCALLY = frozenset({
     "django.core.mail.backends.console.EmailBackend", "django.core.mail.backends.locmem.EmailBackend",
     "django.core.mail.backends.filebased.EmailBackend", "django.core.mail.backends.dummy.EmailBackend"})
-NO_MAIL_SERVER_TEXT = ("not sent: no mail server (the mail went to the server log); set EMAIL_HOST and restart "
-                       "to email askers (docs/handoff.md, Email)")
+# Shown to staff on the escalation page, in the console's language (a lazy string: read when shown).
+NO_MAIL_SERVER_TEXT = gettext_lazy("not sent: no mail server (the mail went to the server log); set EMAIL_HOST and "
+                                   "restart to email askers (docs/handoff.md, Email)")
 DEFAULT_AGENT_DISPLAY_NAME = "Support team"
 MAX_AGENT_DISPLAY_NAME = 80
 DEFAULT_OVERDUE_HOURS = 24
