@@ -39,7 +39,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from answering.chat import access, followup, views
 from answering.chat.policy import with_page_policy
-from answering.chat.language import in_chat_language
+from answering.chat.language import in_tenant_language
 from answering.language import in_active_language
 from answering.chat.pending import PENDING_TTL_SECONDS, PendingForeign, PendingUnknown, pending_ask_claim
 from answering.chat.stream import chat_events, failed_events
@@ -162,7 +162,7 @@ def _origin_refused(request: HttpRequest, *, tenant: Tenant, origin: str) -> Htt
 
 @require_GET
 @xframe_options_exempt
-@in_chat_language
+@in_tenant_language
 def embed_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     origin = _host_origin(request)
@@ -187,7 +187,7 @@ def embed_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 @csrf_exempt  # no cookie is read: the ticket is the credential (module docstring)
 @require_POST
 @xframe_options_exempt
-@in_chat_language
+@in_tenant_language
 def embed_ask(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     try:
@@ -207,7 +207,7 @@ def embed_ask(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 
 @require_GET
 @xframe_options_exempt
-@in_chat_language
+@in_tenant_language
 def embed_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     pending_id = request.GET.get("id", "")
@@ -226,7 +226,7 @@ def embed_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpRespons
 @csrf_exempt  # the ticket, not a cookie, says who votes
 @require_POST
 @xframe_options_exempt
-@in_chat_language
+@in_tenant_language
 def embed_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     try:
@@ -239,7 +239,7 @@ def embed_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 @csrf_exempt  # the ticket, not a cookie, says who asks; an embedded visitor leaves their email in the form
 @require_POST
 @xframe_options_exempt
-@in_chat_language
+@in_tenant_language
 def embed_person(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
     try:

@@ -13,10 +13,12 @@ from answering.tests.console_data import escalation_make
 pytestmark = pytest.mark.django_db
 
 
-def test_a_czech_browser_reads_the_follow_up_page_in_czech(acme: Any) -> None:
+def test_a_visitor_who_chose_czech_reads_the_follow_up_page_in_czech(acme: Any) -> None:
     mine = escalation_make(acme.tenant, "Kde je můj balík?")
     url = f"/t/acme/f/{mine.public_id}/"
     czech = Client(HTTP_ACCEPT_LANGUAGE="cs-CZ,cs;q=0.9")
+    assert czech.get(url)["Content-Language"] == "en"  # acme's language, whatever the browser asks
+    czech.get("/t/acme/?lang=cs")  # the chat page's switch: remembered on acme's pages
     page = czech.get(url)
     assert page["Content-Language"] == "cs"
     html = page.content.decode()
