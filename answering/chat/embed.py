@@ -112,6 +112,14 @@ def _request_ticket(request: HttpRequest, tenant: Tenant) -> list[str]:
                              tenant=tenant)
 
 
+def _ticket_or_404(request: HttpRequest, tenant: Tenant, *, missing: str) -> list[str]:
+    """The ticket's audiences; a missing, forged or expired ticket is `missing`, a 404."""
+    try:
+        return _request_ticket(request, tenant)
+    except TicketInvalid as exc:
+        raise Http404(missing) from exc
+
+
 @lru_cache(maxsize=1)
 def _script_text() -> str:
     path = finders.find("answerdesk/embed.js")
@@ -229,10 +237,7 @@ def embed_stream(request: HttpRequest, tenant_slug: str) -> StreamingHttpRespons
 @in_tenant_language
 def embed_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
-    try:
-        audiences = _request_ticket(request, tenant)
-    except TicketInvalid as exc:
-        raise Http404("No such answer.") from exc
+    audiences = _ticket_or_404(request, tenant, missing="No such answer.")
     return framable(views.feedback_turn(request, tenant=tenant, audiences=audiences), tenant=tenant)
 
 
@@ -242,10 +247,7 @@ def embed_feedback(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 @in_tenant_language
 def embed_person(request: HttpRequest, tenant_slug: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
-    try:
-        audiences = _request_ticket(request, tenant)
-    except TicketInvalid as exc:
-        raise Http404("No such answer.") from exc
+    audiences = _ticket_or_404(request, tenant, missing="No such answer.")
     return framable(views.person_turn(request, tenant=tenant, audiences=audiences, contact=""), tenant=tenant)
 
 
@@ -254,8 +256,5 @@ def embed_person(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 @xframe_options_exempt
 def embed_followup_contact(request: HttpRequest, tenant_slug: str, public_id: str) -> HttpResponse:
     tenant = access.tenant_for_slug(tenant_slug)
-    try:
-        _request_ticket(request, tenant)
-    except TicketInvalid as exc:
-        raise Http404("No such page.") from exc
+    _ticket_or_404(request, tenant, missing="No such page.")
     return framable(followup.followup_contact(request, tenant_slug, public_id), tenant=tenant)
