@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test typecheck settings-doc stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
+.PHONY: install encoders db migrate demo run test typecheck settings-doc screenshots stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,15 @@ test: install browser-install encoders typecheck
 	@# The real documentation-site tests read Debian's PostgreSQL manual; without it they skip.
 	-@$(MAKE) --no-print-directory pgdocs-install
 	$(PY) -m pytest
+
+# docs/screenshots/ retaken by the Chromium tests that show each page (chat desktop, phone and
+# Czech, the widget, the escalation page, the article draft, the dashboard); a plain test run
+# leaves the committed images alone.
+screenshots: install browser-install encoders
+	SAVE_SCREENSHOTS=1 $(PY) -m pytest -q answering/tests/test_chat_browser.py \
+	  answering/tests/test_chat_conversation_browser.py answering/tests/test_chat_language.py \
+	  answering/tests/test_console_browser.py answering/tests/test_console_escalation_browser.py \
+	  answering/tests/test_embed_browser.py
 
 # mypy with django-stubs over the product apps and their tests (mypy.ini, docs/decisions/0095);
 # offline, no database: the plugin only imports config.settings. Cached in .mypy_cache.
