@@ -60,8 +60,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    # The browser's Accept-Language; the chat page falls back to the tenant's language instead
-    # of LANGUAGE_CODE (answering/chat/language.py, docs/decisions/0050).
+    # The console's language: a member's choice (the language cookie set by the switch, 0110),
+    # else the browser's Accept-Language (0108). The chat pages speak the tenant's language
+    # unless the visitor picks another (answering/chat/language.py, 0109).
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -18,6 +18,9 @@ urlpatterns = [
     # Ahead of the admin's own login URL, which it shadows: same view, with attempt limits.
     path("admin/login/", login_rate_limited(admin.site.login)),
     path("admin/", admin.site.urls),
+    # Django's set_language: the console's language switch stores a member's choice in the
+    # language cookie, which LocaleMiddleware reads before Accept-Language (0110).
+    path("i18n/", include("django.conf.urls.i18n")),
     path("api/v1/openai/", openai_api.urls),
     path("api/v1/", api.urls),
     path("t/<slug:tenant_slug>/", include("answering.chat.urls")),
