@@ -27,6 +27,7 @@ from corpus.ingest.chunking import HEADING_SEPARATOR
 from corpus.encoders.embedding import get_encoder
 from corpus.language.terms import exact_terms
 from retrieval.config import RetrievalConfig
+from retrieval.rerankers.late_interaction import MAXSIM_CENTER, maxsim
 from retrieval.search import Candidate
 
 # A sentence ends before a capital (Czech ones too: "Čekáte-li…"), a digit or a quote.
@@ -220,6 +221,16 @@ def _score(question: str, sentences: list[_Sentence], *, headed: bool,
     return plain + np.array(bonus), np.maximum(plain, under_heading) + np.array(bonus)
 
 
+def _token_match(question: str, sentences: list[_Sentence]) -> np.ndarray:
+    """How well each sentence's tokens match the question's, centred at zero: the late-interaction
+    reranker's MaxSim (retrieval/rerankers/late_interaction.py) read per sentence. A pooled cosine
+    blurs the sentence that names what the question asks into its neighbours; the token match
+    finds it (docs/decisions/0111). It orders the passage's sentences; it never makes one
+    quotable, and it is computed for the passage's chunk alone (an encoder pass over every
+    context sentence cost ~200 ms an answer)."""
+    return maxsim(question, [s.text for s in sentences]) - MAXSIM_CENTER
+
+
 def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np.ndarray:
     """What each sentence loses for its chunk's place in the retrieved order.
 
@@ -296,10 +307,15 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
     if float(quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
         rank, quotable = _score(question, sentences, headed=True, emphasis=emphasis)
-    rank = rank - _retrieval_prior(sentences, context)
-    order = np.argsort(-rank, kind="stable")
     if float(quotable.max()) < minimum:
         return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")
+    rank = rank - _retrieval_prior(sentences, context)
+    # The passage is the first-ranked context chunk with a quotable sentence (_pick); its
+    # sentences, and only theirs, are ordered by how their tokens match the question too.
+    top = min(s.place for s, q in zip(sentences, quotable) if q >= minimum)
+    passage = [i for i, s in enumerate(sentences) if s.place == top]
+    rank[passage] += _token_match(question, [sentences[i] for i in passage])
+    order = np.argsort(-rank, kind="stable")
     scored = [(sentences[i], float(quotable[i])) for i in order]
     contested_docs = {s.candidate.document_id for s, score in scored if s.candidate.contested and score >= minimum}
     if contested_docs and len({s.candidate.document_id for s, _ in scored if s.candidate.contested}) >= 2:

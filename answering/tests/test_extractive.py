@@ -74,6 +74,18 @@ def test_no_sentence_of_another_chunk_joins_the_passage() -> None:
     assert [chunk for _, chunk in quoted(draft.text)] == [1], draft.text
 
 
+def test_the_sentence_whose_tokens_match_the_question_leads() -> None:
+    """docs/decisions/0111: the pooled cosine put the setup step first ("Open Admin > Channels >
+    Email"), the token match the sentence naming the record asked for. Seen red without it."""
+    body = ("Open Admin > Channels > Email and choose Verify domain. "
+            "Publish the `helpwise._domainkey` DKIM record so that replies are signed for your domain. "
+            "Until the domain is verified, replies go out from your subdomain address with your support "
+            "address as Reply-To.")
+    draft = extract_answer("Which DNS record lets Helpwise send emails as our domain?",
+                           [candidate(3, "Email channel > Sending from your domain", body)])
+    assert draft.text.startswith("Publish the `helpwise._domainkey` DKIM record"), draft.text
+
+
 def test_the_answer_leads_with_the_entity_its_best_sentence_belongs_to() -> None:
     context = [candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY),
                candidate(8, MEMORY, "Memory settings control how the server uses RAM for caching and sorting.")]
