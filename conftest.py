@@ -9,8 +9,17 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.utils import translation
 
 pytest_plugins = ["config.liveserver"]
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test() -> Any:
+    """LocaleMiddleware leaves the last request's language active in its thread: a test that
+    asked for Czech pages must not make the next test's direct calls speak Czech."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(scope="session")
