@@ -124,6 +124,24 @@ def browser_page(chromium: Any, **context_options: Any) -> Iterator[Any]:
         context.close()
 
 
+def collect_problems(page: Any, problems: list[str]) -> None:
+    """Note each script error, console error and failed request of `page` in `problems`."""
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda message: problems.append(f"console: {message.text}")
+            if message.type == "error" else None)
+    page.on("response", lambda response: problems.append(f"{response.status} {response.url}")
+            if response.status >= 400 else None)
+
+
+def admin_login(page: Any, live_url: str, *, username: str, password: str, next_path: str) -> None:
+    """Sign in to the console through its login form and land on `next_path`."""
+    page.goto(f"{live_url}/admin/login/?next={next_path}")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"**{next_path}")
+
+
 @pytest.fixture
 def page(chromium: Any) -> Iterator[Any]:
     """A fresh browser context (own cookies) and page per test, desktop size."""

@@ -20,6 +20,7 @@ import pytest
 from django.db import connections
 
 from answering.models import Escalation, Trace
+from config.liveserver import collect_problems
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -73,11 +74,7 @@ def problems() -> list[str]:
 @pytest.fixture
 def chat(live_url: str, paylane_corpus: Any, page: Any, problems: list[str]) -> Iterator[Any]:
     """The PayLane chat page, loaded; fails the test on any script error or failed request."""
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda message: problems.append(f"console: {message.text}")
-            if message.type == "error" else None)
-    page.on("response", lambda response: problems.append(f"{response.status} {response.url}")
-            if response.status >= 400 else None)
+    collect_problems(page, problems)
     page.goto(f"{live_url}/t/paylane/")
     page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     page.evaluate(ORDER_OBSERVER)

@@ -19,6 +19,7 @@ import pytest
 from answering.models import Escalation
 from answering.tests.test_chat_browser import SCREENSHOTS, ask, off_loop, paylane_trace
 from answering.tests.test_chat_phone import HIT
+from config.liveserver import collect_problems
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -55,11 +56,7 @@ def chat_at(screen: str, live_url: str, paylane_corpus: Any, chromium: Any) -> I
     context = chromium.new_context(viewport=WIDTHS[screen], has_touch=phone, is_mobile=phone)
     page = context.new_page()
     page.set_default_timeout(20_000)
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda message: problems.append(f"console: {message.text}")
-            if message.type == "error" else None)
-    page.on("response", lambda response: problems.append(f"{response.status} {response.url}")
-            if response.status >= 400 else None)
+    collect_problems(page, problems)
     page.goto(f"{live_url}/t/paylane/")
     page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     try:

@@ -21,6 +21,7 @@ from playwright.sync_api import expect
 
 from answering.models import Escalation, Trace
 from answering.tests.console_data import escalation_make, trace_make
+from config.liveserver import admin_login
 from tenants import actions
 from tenants.rls import tenant_context
 
@@ -105,11 +106,7 @@ def _status(world: World, django_db_blocker: Any) -> tuple[str, str]:
 
 
 def login(page: Any, live_url: str, username: str, next_path: str) -> None:
-    page.goto(f"{live_url}/admin/login/?next={next_path}")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"**{next_path}")
+    admin_login(page, live_url, username=username, password=PASSWORD, next_path=next_path)
 
 
 def test_agent_claims_and_resolves_only_their_tenants_escalation(world: World, live_url: str, page: Any,

@@ -23,6 +23,7 @@ from playwright.sync_api import expect
 from answering.models import Escalation
 from answering.tests.console_data import escalation_make
 from answering.tests.test_console_browser import in_thread
+from config.liveserver import admin_login
 from tenants import actions
 from tenants.rls import tenant_context
 
@@ -68,11 +69,7 @@ def world(django_db_setup: Any, django_db_blocker: Any) -> World:
 
 
 def login(page: Any, live_url: str, username: str, next_path: str) -> None:
-    page.goto(f"{live_url}/admin/login/?next={next_path}")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"**{next_path}")
+    admin_login(page, live_url, username=username, password=PASSWORD, next_path=next_path)
 
 
 def _shoot(page: Any, name: str) -> None:
