@@ -16,6 +16,7 @@ from corpus.ingest.flow import ingest_paths
 from corpus.ingest.hooks import chunk_listener_register, chunk_listener_unregister
 from corpus.tests.helpers import assert_statistics_match_chunks, chunk_counts, documents, stored_chunks
 from corpus.tests.pdfs import make_pdf
+from tenants.models import Tenant
 
 RETIRED: list[dict[str, Any]] = []
 
@@ -179,3 +180,21 @@ def test_command_errors_are_clear(acme: Cast, tmp_path: Path) -> None:
         call_command("ingest", str(tmp_path), tenant="nope")
     with pytest.raises(CommandError, match="no audience 'vip'"):
         call_command("ingest", str(tmp_path), tenant="acme", audience="vip")
+
+
+@pytest.mark.django_db
+def test_command_creates_a_tenant_in_the_language_given(acme: Cast, encoder: Encoder, tmp_path: Path) -> None:
+    (tmp_path / "wifi.md").write_text("# Bezdrátová síť\n\nPřipojení k bezdrátové síti.\n", encoding="utf-8")
+    call_command("ingest", str(tmp_path), tenant="napoveda", create_tenant=True, language="cs", no_progress=True)
+    czech = Tenant.objects.get(slug="napoveda")
+    assert (czech.language, czech.text_search_config) == ("cs", "simple")
+    [chunk] = stored_chunks(czech)
+    assert chunk["heading_path"] == "Bezdrátová síť"
+    call_command("ingest", str(tmp_path), tenant="plain", create_tenant=True, no_progress=True)
+    plain = Tenant.objects.get(slug="plain")
+    assert (plain.language, plain.text_search_config) == ("en", "english")
+    # An existing tenant keeps its language: documents keyed for another are refused, not stored.
+    with pytest.raises(CommandError, match="exists with language 'en', not 'cs'"):
+        call_command("ingest", str(tmp_path), tenant="acme", create_tenant=True, language="cs")
+    assert stored_chunks(acme.tenant) == []
+    call_command("ingest", str(tmp_path), tenant="napoveda", language="cs", no_progress=True)
