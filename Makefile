@@ -9,7 +9,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install encoders db migrate demo run test typecheck settings-doc screenshots stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer
+.PHONY: install encoders db migrate demo run test typecheck settings-doc screenshots stop clean-db pgdocs pgdocs-install bench bench-ingest bench-retrieval bench-cache bench-load pgdocs-eval pgdocs-eval-indexing browser-install djangodocs djangodocs-install djangodocs-eval pydocs pydocs-install pydocs-eval bench-peer czhelp czhelp-install
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -195,3 +195,25 @@ pydocs-eval: pydocs
 	$(PY) manage.py eval --golden evaluation/golden/pydocs-dev.yaml \
 	  --arms hybrid,hybrid_no_rerank,vector,keyword \
 	  --json bench/results/eval-pydocs-dev.json --html bench/results/eval-pydocs-dev.html
+
+# A Czech corpus written as real help pages: the GNOME user help in Czech (Debian package
+# gnome-user-docs, Mallard pages, CC BY-SA 3.0), built to HTML with yelp-build (yelp-tools) into
+# var/czhelp/html once (a build is made in a scratch folder and renamed, so an interrupted one is
+# never taken for done; delete the folder to rebuild), ingested as tenant gnomehelp in Czech; its
+# golden set is evaluation/golden/gnomehelp-cs.yaml. The HTML parser's own rules drop yelp's page
+# chrome (the trail, the "Další informace" and "Viz také" boxes, the "O dokumentu" footer: all
+# <header>, <footer> or role=navigation), the 27 topic pages that are only links are skipped as
+# navigation, and the figures, scripts and stylesheet as files no parser reads.
+CZHELP_SRC := /usr/share/help/cs/gnome-help
+CZHELP := var/czhelp/html
+czhelp-install:
+	@{ test -d $(CZHELP_SRC) && command -v yelp-build >/dev/null; } || { command -v apt-get >/dev/null && \
+	  (apt-get install -y -q gnome-user-docs yelp-tools >/dev/null || sudo -n apt-get install -y -q gnome-user-docs yelp-tools >/dev/null); }
+	@test -d $(CZHELP_SRC) || { echo "gnome-user-docs is not installed and could not be installed (apt-get update first?)"; exit 1; }
+	@command -v yelp-build >/dev/null || { echo "yelp-tools (yelp-build) is not installed and could not be installed (apt-get update first?)"; exit 1; }
+
+czhelp: migrate czhelp-install
+	@test -f $(CZHELP)/index.html || { rm -rf $(CZHELP).partial && mkdir -p $(CZHELP).partial && \
+	  yelp-build html -o $(CZHELP).partial $(CZHELP_SRC) && rm -rf $(CZHELP) && mv $(CZHELP).partial $(CZHELP) && \
+	  echo "Built the Czech GNOME help into $(CZHELP)"; }
+	$(PY) manage.py ingest --tenant gnomehelp --create-tenant --language cs $(CZHELP)
