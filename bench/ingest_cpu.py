@@ -145,13 +145,13 @@ def main() -> int:
     encoder = MeteredEncoder(backend=base.backend, name=base.name, dimension=base.dimension)
     original_write_group = ingest_module._write_group
 
-    def metered_write_group(tenant, group, vectors, token_states):  # type: ignore[no-untyped-def]
+    def metered_write_group(tenant, group, vectors, encoder, token_states):  # type: ignore[no-untyped-def]
         c0 = time.thread_time()
         connection.ensure_connection()
         pid = connection.connection.info.backend_pid
         before = proc_cpu(pid)
         try:
-            return original_write_group(tenant, group, vectors, token_states)
+            return original_write_group(tenant, group, vectors, encoder, token_states)
         finally:
             after = proc_cpu(pid)
             with meter.lock:

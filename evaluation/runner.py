@@ -19,7 +19,7 @@ from answering.pipeline.config import Configuration, configuration
 from answering.pipeline.greetings import match_greeting
 from answering.pipeline.flow import answer
 from answering.pipeline.flow import default_chain
-from corpus.encoders.embedding import get_encoder
+from corpus.encoders.embedding import identity_for
 from corpus.ingest.store import refuse_mixed_encoder
 from evaluation.arms import ARMS, skip_reason
 from evaluation.golden import Case, GoldenSet
@@ -104,7 +104,7 @@ def run_arm(*, golden: GoldenSet, tenant: Tenant, arm: str, ks: Sequence[int] = 
     run.config = configuration().with_overrides({"answer.use_cache": False, **spec.overrides})
     # Questions encoded by one runtime against vectors of another rank by neither (0060): a run
     # that would compare them is refused, naming both, before a case runs.
-    report.encoder = get_encoder().identity
+    report.encoder = identity_for(tenant.language)
     refuse_mixed_encoder(tenant=tenant, encoder=report.encoder)
     for case in tqdm(golden.cases, desc=f"{golden.tenant}/{arm}", disable=not progress, unit="case"):
         row, failures = _run_case(run, case)

@@ -19,7 +19,7 @@ from typing import Any
 
 
 from corpus.config import IngestConfig
-from corpus.encoders.embedding import get_encoder
+from corpus.encoders.embedding import encoder_for
 from corpus.ingest.flow import ingest_paths
 from corpus.ingest.manifest import MANIFEST_NAME
 from corpus.models import Document
@@ -106,10 +106,10 @@ def _reencode_foreign_vectors(shadow: Tenant, *, config: IngestConfig, progress:
     """Give this process's vectors back to chunks that hold another encoder's (the shadow built
     before the operator changed encoder: `reembed --all` leaves shadows alone): without this
     the arm would rank questions of one encoder against vectors of another."""
-    encoder = get_encoder()
+    encoder = encoder_for(shadow.language)
     writer = ChunkWriter(tenant_id=shadow.id)
     with writer.rls_context() as cursor:
-        stale = writer.count_stale(cursor, encoder.identity, want_states=config.token_states)
+        stale = writer.count_stale(cursor, encoder.identity, want_states=config.token_states and encoder.has_token_states)
     if not stale:
         return 0
     return reembed_tenant(tenant=shadow, encoder=encoder, progress=progress, config=config).chunks

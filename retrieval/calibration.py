@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from corpus.encoders.embedding import get_encoder
+from corpus.encoders.embedding import Encoder, get_encoder
 from tenants.scope import ChunkQuery, TenantScope
 
 PSEUDO_QUERIES = 256
@@ -51,19 +51,22 @@ class Calibration:
         return abs(self.chunk_count - chunk_count) <= STALE_SHARE * max(self.chunk_count, 1)
 
 
-_CACHE: dict[tuple[int, tuple[int, ...]], Calibration] = {}
+_CACHE: dict[tuple[int, tuple[int, ...], str], Calibration] = {}
 _LOCK = threading.Lock()
 
 
-def calibration_for(scope: TenantScope, *, chunk_count: int) -> Calibration:
-    key = (scope.tenant_id, tuple(sorted(scope.audience_ids)))
+def calibration_for(scope: TenantScope, *, chunk_count: int, encoder: Encoder | None = None) -> Calibration:
+    """`encoder`: the scope's tenant's (encoder_for its language); none is the configured MiniLM.
+    Keyed by it too: `reembed` changes what a cosine means without moving the chunk count."""
+    encoder = encoder or get_encoder()
+    key = (scope.tenant_id, tuple(sorted(scope.audience_ids)), encoder.identity)
     cached = _CACHE.get(key)
     if cached is not None and cached.fresh_for(chunk_count):
         return cached
     with _LOCK:  # one build per scope, not one per concurrent request
         cached = _CACHE.get(key)
         if cached is None or not cached.fresh_for(chunk_count):
-            cached = _CACHE[key] = build(scope, chunk_count=chunk_count)
+            cached = _CACHE[key] = build(scope, chunk_count=chunk_count, encoder=encoder)
     return cached
 
 
@@ -108,12 +111,15 @@ def _vectors(scope: TenantScope, draw: Draw) -> tuple[np.ndarray, np.ndarray]:
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9), documents
 
 
-def build(scope: TenantScope, *, chunk_count: int, draw: Draw | None = None) -> Calibration:
+def build(scope: TenantScope, *, chunk_count: int, draw: Draw | None = None,
+          encoder: Encoder | None = None) -> Calibration:
     draw = draw or Draw(questions=PSEUDO_QUERIES, chunks=CHUNK_SAMPLE)
     headings, (chunks, documents) = _headings(scope, draw), _vectors(scope, draw)
     if not headings or not len(chunks):
         return Calibration(chunk_count=chunk_count, chance=PRIOR_CHANCE, spread=0.0, pairs=0)
-    cosines = get_encoder().encode([text for text, _ in headings]) @ chunks.T
+    encoder = encoder or get_encoder()
+    # The headings are asked: a query side where the encoder has one.
+    cosines = encoder.scale(encoder.encode_queries([text for text, _ in headings]) @ chunks.T)
     # Only pairs across documents: a heading scored against its own page is a match, not chance.
     unrelated = np.array([doc for _, doc in headings])[:, None] != documents[None, :]
     values = cosines[unrelated]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.db import connection
 from psycopg import sql
 
-from corpus.encoders.embedding import get_encoder, vector_literal
+from corpus.encoders.embedding import Encoder, get_encoder, vector_literal
 from retrieval.search import Candidate, SearchResult, counts_for_coverage
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -41,10 +41,11 @@ class LackingPull:
 
 
 def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: str,
-                      context_chunks: int) -> LackingPull | None:
+                      context_chunks: int, encoder: Encoder | None = None) -> LackingPull | None:
     """None when the context holds no evidence or every question word, when the word has no place
     in the question's text (an exact identifier, a keyed language's lemma), or when more than
-    MAX_TIED words share the top IDF."""
+    MAX_TIED words share the top IDF. `encoder`: the tenant's, which embedded the question;
+    none is the configured MiniLM."""
     evidence = [c for c in result.candidates[:context_chunks] if c.evidence != "weak"]
     if not evidence or result.query_vector is None:
         return None
@@ -60,7 +61,8 @@ def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: st
     tied = [t for t in lacking if result.idf[t] == top and spans.get(t)]
     if not tied or len(tied) > MAX_TIED:
         return None
-    pulls = _pulls(scope, evidence, {t: without_spans(result.query, spans[t]) for t in tied}, top)
+    pulls = _pulls(scope, evidence, {t: without_spans(result.query, spans[t]) for t in tied}, top,
+                   encoder or get_encoder())
     # Several words tie for the top IDF (both unseen by the corpus): the weakest pull speaks.
     return min(pulls, key=lambda p: p.pull, default=None)
 
@@ -92,11 +94,12 @@ def without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return _SPACES.sub(" ", "".join(kept)).strip()
 
 
-def _pulls(scope: TenantScope, evidence: list[Candidate], without: dict[str, str], idf: float) -> list[LackingPull]:
+def _pulls(scope: TenantScope, evidence: list[Candidate], without: dict[str, str], idf: float,
+           encoder: Encoder) -> list[LackingPull]:
     texts = {lexeme: text for lexeme, text in without.items() if text}
     if not texts:
         return []
-    vectors = get_encoder().encode(list(texts.values()))  # one encoder call for the tied words
+    vectors = encoder.encode_queries(list(texts.values()))  # one encoder call for the tied words
     best = max(c.vector_similarity for c in evidence)
     pulls = []
     for (lexeme, text), vector in zip(texts.items(), vectors):
@@ -108,5 +111,5 @@ def _pulls(scope: TenantScope, evidence: list[Candidate], without: dict[str, str
         ))
         if rows:
             pulls.append(LackingPull(lexeme=lexeme, idf=idf, without=text,
-                                     pull=best - max(float(r["similarity"]) for r in rows)))
+                                     pull=best - max(float(encoder.scale(float(r["similarity"]))) for r in rows)))
     return pulls

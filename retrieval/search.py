@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from corpus.encoders.embedding import encoder_reads, get_encoder
+from corpus.encoders.embedding import CosineScale, encoder_for, encoder_reads, token_states_for
 from corpus.ingest.origin import source_url
 from retrieval.config import RetrievalConfig
 from retrieval.calibration import calibration_for
@@ -196,19 +196,20 @@ def search(
     timer = _Timer()
     # The encoder (torch, GIL released) works in a thread while this one waits on PostgreSQL
     # for the keyword side; "embed" is then only the part of encoding that was not hidden.
-    pending = _embedder().submit(get_encoder().encode_one, query) if query_vector is None else None
+    encoder = encoder_for(language)
+    pending = _embedder().submit(encoder.encode_query, query) if query_vector is None else None
     with timer.stage("terms"):
         terms, stats, corrections, unknown_names, corrected = _query_terms(scope, query, ts_config, language)
     if corrected != query:
-        pending, query_vector = _embedder().submit(get_encoder().encode_one, corrected), None
+        pending, query_vector = _embedder().submit(encoder.encode_query, corrected), None
     legs, query_vector = _run_legs(scope, terms, stats, mode=mode, timer=timer, pending=pending,
                                    query_vector=query_vector, config=config)
     with timer.stage("fuse"):
         fused = reciprocal_rank_fusion(legs)
     with timer.stage("calibrate"):  # ~0 ms once a scope's chance level is known (retrieval.calibration)
-        chance = calibration_for(scope, chunk_count=stats.chunk_count).chance
+        chance = calibration_for(scope, chunk_count=stats.chunk_count, encoder=encoder).chance
     with timer.stage("evidence"):
-        candidates = _hydrate(scope, fused, query_vector, terms, stats)
+        candidates = _hydrate(scope, fused, query_vector, terms, stats, encoder.scale)
         weigh_evidence(candidates, chance=chance, stats=stats, min_vector_margin=config.min_vector_margin)
     result = SearchResult(query=query, mode=mode, terms=terms, corrections=corrections, candidates=candidates,
                           query_vector=query_vector, chance=chance,
@@ -235,10 +236,11 @@ def mode_for_language(language: str) -> str:
 
 
 def rerank_for_language(language: str, config: RetrievalConfig) -> str:
-    """The configured rerank mode, or none in a language the encoder was not trained on: on
+    """The configured rerank mode, or none in a language the MiniLM was not trained on: on
     demo-tlapka the English reranker took the right page out of first place in 24 questions and
-    put it there in 10 (docs/decisions/0062)."""
-    return config.rerank_mode if encoder_reads(language) else "off"
+    put it there in 10 (docs/decisions/0062), and the multilingual encoder gives no token states
+    to rerank with (0112)."""
+    return config.rerank_mode if encoder_reads(language) and token_states_for(language) else "off"
 
 
 def _query_terms(scope: TenantScope, query: str, ts_config: str,
@@ -308,7 +310,7 @@ def _run_legs(scope: TenantScope, terms: QueryTerms, stats: Bm25Stats, *, mode: 
 
 
 def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, terms: QueryTerms,
-             stats: Bm25Stats) -> list[Candidate]:
+             stats: Bm25Stats, scale: CosineScale) -> list[Candidate]:
     if not fused:
         return []
     rows = scope.fetch(ChunkQuery(
@@ -336,7 +338,7 @@ def _hydrate(scope: TenantScope, fused: list[Fused], query_vector: np.ndarray, t
             source_type=row["source_type"], heading_path=row["heading_path"], content=row["content"],
             page=row["page"], version=row["version"], effective_date=row["effective_date"],
             contested=row["contested"], fused_score=item.score, ranks=dict(item.ranks),
-            vector_similarity=float(row["similarity"]),
+            vector_similarity=float(scale(float(row["similarity"]))),
             keyword_coverage=sum(stats.idf.get(t, 0.0) for t in matched) / total_idf, matched_terms=matched,
             origin=row["origin"], url=source_url(origin=row["origin"], ref=row["origin_ref"]),
         ))

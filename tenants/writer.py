@@ -65,6 +65,8 @@ class ChunkColumns:
     language_keys: Sequence[str | None] = ()
     # Per row the packed token states (corpus/encoders/token_states.py), or None (empty: None for every row).
     token_states: Sequence[bytes | None] = ()
+    # The encoder that computed `embedding` (its identity); empty: this process's configured MiniLM.
+    encoder: str = ""
 
     @classmethod
     def from_rows(cls, rows: Sequence[ChunkRow]) -> ChunkColumns:
@@ -353,7 +355,7 @@ def _column_params(*, tenant_id: int, columns: ChunkColumns, count: int) -> dict
         "terms": flat_terms,
         "language_keys": list(columns.language_keys) or [None] * count,
         "token_states": list(columns.token_states) or [None] * count,
-        "encoder": configured_encoder(),
+        "encoder": columns.encoder or configured_encoder(),
     }
 
 

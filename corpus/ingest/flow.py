@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from corpus.config import IngestConfig, ParseLimits
 from corpus.encoders import token_states
-from corpus.encoders.embedding import Encoder, get_encoder
+from corpus.encoders.embedding import Encoder, encoder_for
 from corpus.ingest import sitebuild, store
 from corpus.ingest.chunking import ChunkDraft, chunk_sections
 from corpus.ingest.manifest import MANIFEST_NAME, Conflict, load_manifest
@@ -185,7 +185,7 @@ def ingest_paths(
     parsed_docs = _parse_into(report, files, source_type, config.parse)
 
     with store.tenant_ingest_lock(tenant=tenant, on_wait=say):
-        encoder = encoder or get_encoder()
+        encoder = encoder or encoder_for(tenant.language)
         store.refuse_mixed_encoder(tenant=tenant, encoder=encoder.identity)
         contextualize = _contextualizer(config)
         # Everything that changes what gets stored for the same input: a change re-ingests.
@@ -303,16 +303,17 @@ def _write_refusal(parsed: ParsedDocument, state: store.StoredState | None, audi
     return ""
 
 
-def _write_group(tenant: Tenant, group: list[store.DocumentWrite], vectors: np.ndarray,
+def _write_group(tenant: Tenant, group: list[store.DocumentWrite], vectors: np.ndarray, encoder: str,
                  token_states: list[bytes | None]) -> list[tuple[str, int]]:
-    outcomes = store.write_documents(tenant=tenant, items=group, vectors=vectors, token_states=token_states)
+    outcomes = store.write_documents(tenant=tenant, items=group, vectors=vectors, encoder=encoder,
+                                     token_states=token_states)
     return [(outcome, len(item.drafts)) for (outcome, _), item in zip(outcomes, group)]
 
 
-def _threaded_write(tenant: Tenant, group: list[store.DocumentWrite], vectors: np.ndarray,
+def _threaded_write(tenant: Tenant, group: list[store.DocumentWrite], vectors: np.ndarray, encoder: str,
                     token_states: list[bytes | None]) -> list[tuple[str, int]]:
     try:
-        return _write_group(tenant, group, vectors, token_states)
+        return _write_group(tenant, group, vectors, encoder, token_states)
     finally:
         connection.close()  # the writer thread's own connection
 
@@ -359,9 +360,9 @@ def _encode_and_write(tenant: Tenant, pending: list[store.DocumentWrite], encode
             report.encode_seconds += time.perf_counter() - t0
             settle(in_flight, previous)  # at most one window waits to be written
             if executor is not None:
-                in_flight = executor.submit(_threaded_write, tenant, group, vectors, states)
+                in_flight = executor.submit(_threaded_write, tenant, group, vectors, encoder.identity, states)
             else:
-                in_flight = _done(_write_group(tenant, group, vectors, states))
+                in_flight = _done(_write_group(tenant, group, vectors, encoder.identity, states))
             previous = group
             bar.update(size)
         settle(in_flight, previous)

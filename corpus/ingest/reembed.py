@@ -1,4 +1,5 @@
-"""Re-encode a tenant's vectors in place when the encoder changes (EMBEDDING_BACKEND), and
+"""Re-encode a tenant's vectors in place when its encoder changes (EMBEDDING_BACKEND, or its
+language moving it to or from the multilingual encoder, docs/decisions/0112), and
 give chunks written without token states theirs (INGEST_TOKEN_STATES; docs/decisions/0063);
 rewrite int8 states in four bits without the encoder (docs/decisions/0065).
 
@@ -21,7 +22,7 @@ from tqdm import tqdm
 from corpus.config import IngestConfig
 from corpus.encoders import token_states
 from corpus.ingest import store
-from corpus.encoders.embedding import Encoder, get_encoder
+from corpus.encoders.embedding import Encoder, encoder_for, get_encoder
 from corpus.encoders.token_states import MAGIC, TokenStatesCorrupt
 from tenants.models import Tenant
 from tenants.writer import ChunkWriter
@@ -44,13 +45,14 @@ class ReembedReport:
 def reembed_tenant(*, tenant: Tenant, window: int = 512, encoder: Encoder | None = None, progress: bool = False,
                    after_window: Callable[[int], None] = lambda done: None,
                    config: IngestConfig | None = None) -> ReembedReport:
-    """Give every chunk of `tenant` a vector of this process's encoder; rows it already wrote stay."""
-    encoder = encoder or get_encoder()
+    """Give every chunk of `tenant` a vector of its encoder (encoder_for its language); rows it
+    already wrote stay."""
+    encoder = encoder or encoder_for(tenant.language)
     config = config or IngestConfig.from_settings()
     report = ReembedReport(tenant=tenant.slug, encoder=encoder.identity)
     started = time.perf_counter()
     writer = ChunkWriter(tenant_id=tenant.id)
-    want_states = config.token_states
+    want_states = config.token_states and encoder.has_token_states
     with store.tenant_ingest_lock(tenant=tenant):
         with writer.rls_context() as cursor:
             total = writer.count_stale(cursor, encoder.identity, want_states=want_states)

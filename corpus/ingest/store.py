@@ -86,11 +86,12 @@ class DocumentWrite:
     origin: DocumentOrigin = COMMAND
 
 
-def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: np.ndarray,
+def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: np.ndarray, encoder: str,
                     token_states: Sequence[bytes | None] = ()) -> list[tuple[str, int]]:
     """Insert or replace these documents and all their chunks in one transaction.
 
-    `vectors` holds every item's chunk vectors, in order, and `token_states` (if given) their
+    `vectors` holds every item's chunk vectors, in order, written by `encoder` (its identity, which
+    every row records), and `token_states` (if given) their
     packed token states (corpus/encoders/token_states.py) in the same order. Returns (outcome, document id) per
     item. Each document stays all or nothing: its old chunks go and its new ones arrive in
     the same transaction, so no reader and no SIGKILL ever sees half of one. One transaction
@@ -104,8 +105,9 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
         cut = next(i for i, key in enumerate(keys) if key in keys[:i])
         split = sum(len(item.drafts) for item in items[:cut])
         states = list(token_states) or [None] * len(vectors)
-        return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split], token_states=states[:split])
-                + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:],
+        return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split], encoder=encoder,
+                                token_states=states[:split])
+                + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:], encoder=encoder,
                                   token_states=states[split:]))
     writer = ChunkWriter(tenant_id=tenant.id)
     now = timezone.now()
@@ -140,7 +142,7 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
         retired = writer.delete_for_documents(cursor, [d.pk for d in replaced]) if replaced else []
         Document.objects.bulk_create(created)
         writer.insert_columns(cursor, _chunk_columns(tenant=tenant, items=items, documents=documents,
-                                                     outcomes=outcomes, vectors=vectors,
+                                                     outcomes=outcomes, vectors=vectors, encoder=encoder,
                                                      token_states=token_states))
         on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired,
                                  document_ids=[d.pk for d in created + replaced])
@@ -169,7 +171,7 @@ def _document_fields(*, tenant: Tenant, item: DocumentWrite, now: datetime) -> d
 
 
 def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents: Sequence[Document],
-                   outcomes: Sequence[str], vectors: np.ndarray,
+                   outcomes: Sequence[str], vectors: np.ndarray, encoder: str,
                    token_states: Sequence[bytes | None] = ()) -> ChunkColumns:
     """The chunks of every added or changed document, as columns (no object per chunk)."""
     keep: list[np.ndarray] = []
@@ -206,6 +208,7 @@ def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents:
         exact_terms=[exact_terms(text) for text in contents],
         language_keys=[document_keys(text, language=tenant.language) for text in contents],
         token_states=[token_states[i] for i in rows.tolist()] if token_states else (),
+        encoder=encoder,
     )
 
 

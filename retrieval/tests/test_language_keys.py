@@ -2,7 +2,7 @@
 
 Each case held on lemma + stem keys and failed on the four-letter prefix keys they replaced
 (0050's red run; the prefix scheme and its arms were removed later, as 0050's status says).
-Only the keyword leg runs: the embedding model is English and carries no Czech.
+Only the keyword leg runs (mode="keyword"): these are the keys' tests, not the encoder's.
 """
 
 from __future__ import annotations
@@ -140,20 +140,20 @@ def test_a_typo_is_left_to_correction(keyed: KeyedTenants) -> None:
 
 
 @pytest.mark.django_db
-def test_a_language_the_encoder_does_not_read_is_searched_by_its_keyword_leg(keyed: KeyedTenants) -> None:
-    """docs/decisions/0062: `hybrid` in Czech is the keyword leg alone (no chunk is ranked by the
-    English model's neighbours); in English, or where the encoder reads Czech, both legs run.
-    Seen red with mode_for_language returning `hybrid` whatever the language."""
+def test_a_language_no_encoder_reads_is_searched_by_its_keyword_leg(keyed: KeyedTenants) -> None:
+    """docs/decisions/0062, 0112: with the multilingual encoder off, `hybrid` in Czech is the
+    keyword leg alone (no chunk is ranked by the English model's neighbours); with it on (the
+    default), both legs run, as in English. Seen red with mode_for_language returning `hybrid`
+    whatever the language."""
     def legs(language: str, mode: str | None = None) -> set[str]:
         result = search(scope=keyed.scopes["auto"], query="Kolikrát denně venčíte psa?", ts_config="simple",
                         language=language, rerank="off", k=10, mode=mode)
         return {leg for c in result.candidates for leg in c.ranks}
 
-    assert legs("cs") == {"keyword"}
-    assert legs("en") == {"keyword", "vector"}
-    with override_settings(EMBEDDING_LANGUAGES=["en", "cs"]):
-        assert legs("cs") == {"keyword", "vector"}
-    assert legs("cs", mode="vector") == {"vector"}  # an explicit mode is never narrowed
+    assert legs("cs") == {"keyword", "vector"}
+    with override_settings(EMBEDDING_MULTILINGUAL="off"):
+        assert legs("cs") == {"keyword"}
+        assert legs("cs", mode="vector") == {"vector"}  # an explicit mode is never narrowed
 
 
 @pytest.mark.django_db

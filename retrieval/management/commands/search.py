@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.encoders.embedding import get_encoder
+from corpus.encoders.embedding import identity_for
 from retrieval.config import RetrievalConfig
 from retrieval.search import MODES, RERANK_MODES, search
 from tenants.cli import add_reader_arguments, reader_from
@@ -50,5 +50,5 @@ class Command(BaseCommand):
                               f"{result.vector_margin:.3f}; question coverage {result.query_coverage:.2f}")
             rerank_ms = result.timings_ms.get("rerank", 0.0)
             self.stdout.write(f"rerank: {result.rerank_reason} ({rerank_ms} ms; question and candidates in one "
-                              f"call to encoder {get_encoder().identity})")
+                              f"call to encoder {identity_for(tenant.language)})")
             self.stdout.write("timings ms: " + ", ".join(f"{k} {v}" for k, v in result.timings_ms.items()))
