@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from corpus.language import keys
 from corpus.language.czech_stem import light_stem
 from corpus.language.keys import document_keys, fold, index_keys_version, question_keys, scheme_for
 
@@ -67,3 +68,38 @@ def test_czech_keys_are_pinned_with_their_version() -> None:
     assert [[(k.key, k.weight) for k in group] for group in asked] == PINNED_CZECH_QUESTION
     assert index_keys_version("cs") == "|keys:cs-lemma-1"
     assert index_keys_version("en") == ""  # English adds nothing to the ingest fingerprint
+
+
+def test_slovak_keys_are_the_lemma_folded_and_the_prefix_fallback_without_a_stem() -> None:
+    """docs/decisions/0125: Slovak is keyed by its own dictionary and stop words, and by no stemmer
+    (the Czech one's palatalisation cuts Slovak `váze`, a vase, to `váh`, the stem of `váha`)."""
+    assert scheme_for("sk") == "lemma"
+    (psa,) = question_keys("psa", language="sk")
+    assert [(k.key, k.weight) for k in psa] == [("pes", 1.0), ("~f:pes", 0.5)]
+    (vase,) = question_keys("váze", language="sk")
+    assert [k.key for k in vase] == ["váza", "~f:vaza"]
+    # A word the Slovak dictionary does not know falls back on its prefix, at half weight.
+    (unknown,) = question_keys("pelíšok", language="sk")
+    assert [(k.key, k.weight) for k in unknown] == [("pelíšok", 1.0), ("~f:pelisok", 0.5), ("~p:peli", 0.5)]
+    # Slovak scaffolding is no key: `koľko`, `môžem` (môcť) and `máte` (mať) are stop words.
+    assert [g[0].key for g in question_keys("Koľko stojí doprava? Môžem? Máte?", language="sk")] == ["stáť", "doprava"]
+    assert document_keys("Psovi dávame granule.", language="sk") == (
+        "'pes':1 '~f:pes':1 '~p:psov':1 'dávať':2 '~f:davat':2 '~p:dava':2 'granula':3 '~f:granula':3 '~p:gran':3")
+
+
+def test_a_new_keyed_language_changes_only_its_own_fingerprint() -> None:
+    """Slovak chunks stored before Slovak was keyed (fingerprint without keys) are keyed again;
+    Czech and English fingerprints are the ones pinned above."""
+    assert index_keys_version("sk") == "|keys:sk-lemma-1"
+    assert index_keys_version("cs") == "|keys:cs-lemma-1" and index_keys_version("en") == ""
+
+
+def test_without_a_dictionary_every_word_keys_as_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keyed language simplemma has no dictionary for (Belarusian stands in for one): each word
+    is its own lemma, unknown, so a question reaches its inflections by the prefix alone."""
+    monkeypatch.setitem(keys.KEYED_LANGUAGES, "be", keys.KeyedLanguage(version="1", stop=frozenset()))
+    assert not keys.has_dictionary("be")
+    assert keys.dictionary_lemma("Кнігу", "be") == ("кнігу", False)
+    (book,) = question_keys("кнігу", language="be")
+    assert [(k.key, k.weight) for k in book] == [("кнігу", 1.0), ("~f:кнігу", 0.5), ("~p:кніг", 0.5)]
+    assert "'~p:кніг':1" in (document_keys("Кнігі", language="be") or "")
