@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from corpus.language.keys import NAMESPACE_MARK, dictionary_lemma
+from corpus.language.keys import NAMESPACE_MARK, dictionary_lemma, has_dictionary
 from tenants.scope import TenantScope
 
 _MIN_LENGTH = 4
@@ -128,17 +128,6 @@ def chat_shorthand() -> frozenset[str]:
     return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
-@cache
-def has_dictionary(language: str) -> bool:
-    """Whether simplemma has a dictionary for the tenant's language; without one no word is
-    coined, rather than every search of such a tenant failing on the unknown language."""
-    try:
-        dictionary_lemma("word", language)
-    except ValueError:
-        return False
-    return True
-
-
 def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[str, str], language: str,
                  names: frozenset[str]) -> tuple[str, ...]:
     """Terms still unmatched after typo correction whose written word is one plain word no
@@ -147,7 +136,8 @@ def coined_words(lexemes: tuple[str, ...], df: dict[str, int], *, written: dict[
     dictionary knows (`many`, `frontend`) is only absent from these pages, one edit from such a
     word (`lnog`) it is a typo, chat shorthand (`asap`, retrieval/data/chat-shorthand.txt) is
     about nothing, and a word with a dot, dash, digit or underscore is the asker's own
-    identifier or file name."""
+    identifier or file name. Without a dictionary of the language no word is coined: every
+    word would be one the dictionary does not know."""
     if not has_dictionary(language):
         return ()
     coined = []

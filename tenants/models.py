@@ -35,8 +35,10 @@ class Tenant(Mirror):
     name = models.CharField(max_length=200)
     # A PostgreSQL text search configuration name (english, simple, german, ...).
     text_search_config = models.CharField(max_length=63, default="english")
-    # The language of its documents and its chat page (en, cs, …). For a language PostgreSQL
-    # cannot stem, ingest and questions compute keys in Python (corpus/language/keys.py).
+    # The language of its documents and its chat page (en, cs, …), a code as typed: no choices,
+    # so a language with a PostgreSQL configuration keeps working. For a keyed language (cs, sk:
+    # corpus/language/keys.py KEYED_LANGUAGES) ingest and questions compute keys in Python, and
+    # the keyword index never reads text_search_config (docs/decisions/0125).
     language = models.CharField(max_length=16, default="en")
     # NULL: the ANSWER_DAILY_SPEND_CAP_USD setting (answering/providers/spend.py).
     daily_spend_cap_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
