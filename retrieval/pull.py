@@ -21,7 +21,6 @@ from django.db import connection
 from psycopg import sql
 
 from corpus.encoders.embedding import Encoder, get_encoder, vector_literal
-from corpus.language.keys import KEYED_LANGUAGES, key_spans
 from retrieval.search import Candidate, SearchResult, counts_for_coverage
 from tenants.scope import ChunkQuery, TenantScope
 
@@ -42,13 +41,11 @@ class LackingPull:
 
 
 def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: str,
-                      context_chunks: int, encoder: Encoder | None = None,
-                      language: str = "en") -> LackingPull | None:
+                      context_chunks: int, encoder: Encoder | None = None) -> LackingPull | None:
     """None when the context holds no evidence or every question word, when the word has no place
-    in the question's text (an exact identifier), or when more than MAX_TIED words share the top
-    IDF. `encoder`: the tenant's, which embedded the question; none is the configured MiniLM.
-    In a keyed language (`language`) a word gives several keys (lemma, stem, folded): the keys
-    of one word are one word here (docs/decisions/0113)."""
+    in the question's text (an exact identifier, a keyed language's lemma), or when more than
+    MAX_TIED words share the top IDF. `encoder`: the tenant's, which embedded the question;
+    none is the configured MiniLM."""
     evidence = [c for c in result.candidates[:context_chunks] if c.evidence != "weak"]
     if not evidence or result.query_vector is None:
         return None
@@ -57,14 +54,11 @@ def lacking_word_pull(scope: TenantScope, result: SearchResult, *, ts_config: st
                if t not in found and result.idf.get(t, 0.0) > 0 and counts_for_coverage(t)]
     if not lacking:
         return None
-    keyed = language in KEYED_LANGUAGES
-    spans = key_spans(result.query, language=language) if keyed else lexeme_spans(result.query, ts_config=ts_config)
+    spans = lexeme_spans(result.query, ts_config=ts_config)
     for correction in result.corrections:  # a corrected lexeme stands where the typed word did
         spans.setdefault(correction.corrected, spans.get(correction.original, []))
     top = max(result.idf[t] for t in lacking)
     tied = [t for t in lacking if result.idf[t] == top and spans.get(t)]
-    if keyed:  # one key per word: its lemma, stem and folded keys leave out the same word
-        tied = list({tuple(spans[t]): t for t in reversed(tied)}.values())[::-1]
     if not tied or len(tied) > MAX_TIED:
         return None
     pulls = _pulls(scope, evidence, {t: without_spans(result.query, spans[t]) for t in tied}, top,

@@ -249,8 +249,7 @@ def _lacking_pull(scope: TenantScope, found: SearchResult, tenant: Tenant,
             or found.query_coverage >= config.gate.min_query_coverage):
         return None
     return lacking_word_pull(scope, found, ts_config=tenant.text_search_config,
-                             context_chunks=config.retrieval.context_chunks, encoder=encoder_for(tenant.language),
-                             language=tenant.language)
+                             context_chunks=config.retrieval.context_chunks, encoder=encoder_for(tenant.language))
 
 
 # -- stage two: generation, citations, the trace ----------------------------------------------------

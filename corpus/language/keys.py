@@ -179,15 +179,5 @@ def question_keys(text: str, *, language: str) -> list[list[WeightedKey]]:
     return [group for group in seen.values() if group]
 
 
-def key_spans(text: str, *, language: str) -> dict[str, list[tuple[int, int]]]:
-    """Where in `text` stands each word that gives a question key: a keyed language's lemma is in
-    no PostgreSQL parse of the text, so retrieval.pull finds the word to leave out here."""
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for match in _WORD.finditer(text):
-        for weighted in word_keys(match.group(0).lower(), language=language, question=True):
-            spans.setdefault(weighted.key, []).append(match.span())
-    return spans
-
-
 def _quote(key: str) -> str:
     return "'" + key.replace("\\", "\\\\").replace("'", "''") + "'"
