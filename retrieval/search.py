@@ -20,6 +20,7 @@ import numpy as np
 from psycopg import sql
 
 from corpus.encoders.embedding import CosineScale, encoder_for, encoder_reads, token_states_for
+from corpus.language.diacritics import restore_diacritics
 from corpus.ingest.origin import source_url
 from retrieval.config import RetrievalConfig
 from retrieval.calibration import calibration_for
@@ -246,7 +247,9 @@ def rerank_for_language(language: str, config: RetrievalConfig) -> str:
 def _query_terms(scope: TenantScope, query: str, ts_config: str,
                  language: str = "en") -> tuple[QueryTerms, Bm25Stats, list[Correction], tuple[str, ...], str]:
     """The terms, their statistics, typo corrections, the unknown names, and the question with
-    its typos corrected."""
+    its typos corrected (and, typed without diacritics in a language that has them, with its
+    diacritics restored: docs/decisions/0114)."""
+    query = restore_diacritics(query, language=language, lemma_frequency=scope.document_frequencies)
     terms = query_terms(query, ts_config=ts_config, language=language)
     stats = bm25_stats(scope, terms.all)
     keyed = bool(terms.groups)
