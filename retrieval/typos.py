@@ -9,7 +9,9 @@ Trigrams find a look-alike of a long word, not a hurried one: `lnog` shares one 
 trigrams leave uncorrected is therefore tried one edit away (a letter dropped, added, replaced,
 or two neighbours swapped), each variant looked up in the visible vocabulary at once; the most
 frequent one wins. A word the dictionary knows (`vault` asked of pages that say `fault`) is only
-absent from these pages and is never moved by an edit (docs/decisions/0099).
+absent from these pages and is never moved by an edit (docs/decisions/0099). In a keyed
+language (Czech, Slovak) the edit is tried on the word, with the language's own letters, and
+each variant stands for its lemma, which is what the vocabulary holds (issue 49 item 3).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from corpus.language.keys import NAMESPACE_MARK, dictionary_lemma, has_dictionary
+from corpus.language.keys import NAMESPACE_MARK, dictionary_lemma, has_dictionary, scheme_for, word_keys
 from tenants.scope import TenantScope
 
 _MIN_LENGTH = 4
@@ -41,9 +43,12 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
                   language: str = "en") -> tuple[tuple[str, ...], list[Correction]]:
     """`names`: lexemes of words written as names (retrieval.querytext.written_names), which are
     never corrected: a name the corpus lacks stays a term it lacks, for the gate to see.
-    `written`: lexeme → the word as asked, for the one-edit fallback (none without it)."""
+    `written`: lexeme → the word as asked, for the one-edit fallback (none without it). In a
+    keyed language (corpus/language/keys.py) a term is its word's lemma, an unknown word's being
+    the word itself, so the fallback reads the term (_keyed_edit_away)."""
     corrected: list[str] = []
     corrections: list[Correction] = []
+    keyed = scheme_for(language) != "simple"
     for term in lexemes:
         # A stem, folded or prefix key (corpus/language/keys.py) is never corrected; its word's lemma is.
         if (df.get(term, 0) > 0 or len(term) < _MIN_LENGTH or any(ch.isdigit() for ch in term)
@@ -56,25 +61,33 @@ def correct_terms(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, in
             found, similarity, _ = candidates[0]
             corrections.append(Correction(term, found, round(similarity, 3)))
             corrected.append(found)
-        elif (edited := _one_edit_away(scope, term, (written or {}).get(term), language)) is not None:
+        elif keyed and (keyed_edit := _keyed_edit_away(scope, term, language)) is not None:
+            corrections.append(keyed_edit[0])
+            corrected.extend(keyed_edit[1])
+        elif not keyed and (edited := _one_edit_away(scope, term, (written or {}).get(term), language)) is not None:
             corrections.append(edited)
             corrected.append(edited.corrected)
         else:
             corrected.append(term)
+    if keyed and corrections:
+        # The misspelt word's own stem, folded and prefix keys are the typo's, held by no chunk:
+        # left in, each counted as a missing word against the correction in the gate's coverage.
+        typo_keys = {k.key for c in corrections for k in word_keys(c.original, language=language, question=True)[1:]}
+        corrected = [t for t in corrected if t not in typo_keys or df.get(t, 0) > 0]
     return tuple(dict.fromkeys(corrected)), corrections
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def one_edit(term: str) -> set[str]:
+def one_edit(term: str, *, letters: str = _LETTERS) -> set[str]:
     """Every string one edit from `term`: a letter dropped, two neighbours swapped, a letter
     replaced or one added (Norvig's edits1, about 55 x len(term) strings)."""
     splits = [(term[:i], term[i:]) for i in range(len(term) + 1)]
     dropped = {a + b[1:] for a, b in splits if b}
     swapped = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-    replaced = {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
-    added = {a + c + b for a, b in splits for c in _LETTERS}
+    replaced = {a + c + b[1:] for a, b in splits if b for c in letters}
+    added = {a + c + b for a, b in splits for c in letters}
     return (dropped | swapped | replaced | added) - {term}
 
 
@@ -95,6 +108,34 @@ def _one_edit_away(scope: TenantScope, term: str, word: str | None, language: st
         return None
     best = max(sorted(found), key=lambda candidate: found[candidate])
     return Correction(term, best, round(1 - 1 / len(term), 3), kind="edit")
+
+
+# Letters an edit may add or put in place of another in a keyed language: its own, not only ASCII.
+_KEYED_LETTERS = {"cs": "áčďéěíňóřšťúůýž", "sk": "áäčďéíĺľňóôŕšťúýž"}
+
+
+def _keyed_edit_away(scope: TenantScope, term: str, language: str) -> tuple[Correction, tuple[str, ...]] | None:
+    """In a keyed language the vocabulary holds lemmas, never the inflected word one edit away:
+    `vrtáit` is a swap from `vrátit`, a form the dictionary knows, whose lemma the visible
+    chunks hold. The term is the typed word itself (an unknown word is its own lemma); each of
+    its variants stands for its lemma, which is the variant itself where the dictionary does
+    not know it (`pamlsky`: the pages' word is their key), and the most frequent visible one
+    wins. With the correction come the variant's full-weight keys the chunks hold (its lemma,
+    and its stem where the language has a stemmer), so the corrected word weighs in the gate's
+    coverage nearly as the spelled word does: its lemma alone weighed a third of it."""
+    if not is_misspelt(term, language):
+        return None
+    lemmas: dict[str, str] = {}
+    for variant in sorted(one_edit(term, letters=_LETTERS + _KEYED_LETTERS.get(language, ""))):
+        lemmas.setdefault(dictionary_lemma(variant, language)[0], variant)
+    found = scope.document_frequencies(sorted(lemmas)) if lemmas else {}
+    if not found:
+        return None
+    best = max(sorted(found), key=lambda candidate: found[candidate])
+    full = [k.key for k in word_keys(lemmas[best], language=language, question=True) if k.weight == 1.0]
+    held = scope.document_frequencies(full)
+    return (Correction(term, best, round(1 - 1 / len(term), 3), kind="edit"),
+            (best, *(key for key in full if key != best and held.get(key, 0) > 0)))
 
 
 def resolve_dotted_parts(scope: TenantScope, lexemes: tuple[str, ...], df: dict[str, int], *,

@@ -14,17 +14,19 @@ import unicodedata
 from django.utils.translation import gettext_lazy
 
 _FILLER = (r"(?:\s+(?:there|all|everyone|team|folks|again|so much|a lot|very much|bot|answerdesk"
-           r"|moc|vám|ti|všem|pěkně|mnohokrát))*")
+           r"|moc|vám|ti|všem|pěkně|mnohokrát|veľmi|pekne|všetkým))*")
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("greeting", re.compile(r"^(?:hi|hello|hey|hiya|howdy|good (?:morning|afternoon|evening)|greetings"
-                            r"|ahoj|čau|dobrý den|dobré ráno|dobrý večer|zdravím)" + _FILLER + r"$")),
+                            r"|ahoj|čau|dobrý den|dobré ráno|dobrý večer|zdravím|dobrý deň)" + _FILLER + r"$")),
     ("thanks", re.compile(r"^(?:thanks|thank you|thx|ty|cheers|many thanks|much appreciated|great,? thanks"
-                          r"|ok(?:ay)?,? thanks|perfect,? thanks|děkuji|děkuju|díky|dík)" + _FILLER + r"$")),
+                          r"|ok(?:ay)?,? thanks|perfect,? thanks|děkuji|děkuju|díky|dík|ďakujem|ďakujeme|vďaka)"
+                          + _FILLER + r"$")),
     ("goodbye", re.compile(r"^(?:bye|goodbye|good bye|see you|see ya|have a (?:good|nice) (?:day|one)"
-                           r"|na shledanou|nashledanou|mějte se|hezký den)" + _FILLER + r"$")),
+                           r"|na shledanou|nashledanou|mějte se|hezký den|dovidenia|do videnia|majte sa|pekný deň)"
+                           + _FILLER + r"$")),
     ("identity", re.compile(r"^(?:(?:who|what) are you(?: exactly)?|what can you do|are you (?:a )?(?:bot|human|real person)"
                             r"|who am i (?:talking|speaking) to|kdo jsi|kdo jste|co umíš|co umíte"
-                            r"|jsi robot|jste robot)$")),
+                            r"|jsi robot|jste robot|kto si|kto ste|čo vieš|čo viete|si robot|ste robot)$")),
 ]
 # In the language active for the asker (answering/language.py).
 REPLIES = {

@@ -17,6 +17,20 @@ def test_small_talk_is_matched(text: str) -> None:
     assert match_greeting(text) is not None
 
 
+@pytest.mark.parametrize("text", ["Dobrý den", "Děkuji moc!", "Na shledanou", "Kdo jste?",
+                                  # Slovak (issue 49 item 5): "Dobrý deň" went to retrieval and escalated
+                                  "Dobrý deň", "Ďakujem pekne!", "Ďakujem veľmi pekne", "Vďaka", "Dovidenia",
+                                  "Pekný deň", "Kto ste?", "Si robot?"])
+def test_czech_and_slovak_small_talk_is_matched(text: str) -> None:
+    assert match_greeting(text) is not None
+
+
+@pytest.mark.parametrize("text", ["Dobrý deň, kedy mi príde zásielka?", "Ďakujem, ale balík neprišiel",
+                                  "Kto ste zásielku doručoval?"])
+def test_slovak_questions_are_not_intercepted(text: str) -> None:
+    assert match_greeting(text) is None
+
+
 @pytest.mark.parametrize("text", ["hi, how do I rotate my API key?", "thanks, but the refund never arrived",
                                   "hello? my webhook is failing", "what are your prices", "bye bye button is broken",
                                   "", "hi" * 50])

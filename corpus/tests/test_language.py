@@ -103,3 +103,14 @@ def test_without_a_dictionary_every_word_keys_as_unknown(monkeypatch: pytest.Mon
     (book,) = question_keys("кнігу", language="be")
     assert [(k.key, k.weight) for k in book] == [("кнігу", 1.0), ("~f:кнігу", 0.5), ("~p:кніг", 0.5)]
     assert "'~p:кніг':1" in (document_keys("Кнігі", language="be") or "")
+
+
+def test_scaffolding_typed_without_diacritics_is_a_stop_word_of_the_question_only() -> None:
+    """Issue 49 item 3: `Musim` and `Muzete` are words the dictionary does not know whose folded
+    form is a stop word's (muset, moci). A question drops them; a document keeps its stored keys
+    (the Czech version is unchanged). `Mate` is a word of its own to the dictionary (mást) and
+    stays a key: the rule reads only unknown words, so `byt` (a flat) is never `být`."""
+    assert [g[0].key for g in question_keys("Musim se registrovat? Muzete? Mate prodejnu?", language="cs")] == [
+        "registrovat", "mást", "prodejna"]
+    assert [g[0].key for g in question_keys("Mozem vratit tovar?", language="sk")] == ["vratit", "tovar"]
+    assert document_keys("Musim", language="cs") == "'musim':1 '~s:musim':1 '~f:musim':1 '~g:musim':1 '~p:musi':1"

@@ -169,3 +169,37 @@ def test_the_english_reranker_does_not_reorder_a_language_it_does_not_read(keyed
         assert not reranked("cs")
         assert reranked("en")
         assert reranked("cs", rerank="always")
+
+
+@pytest.mark.django_db
+def test_a_czech_typo_one_edit_from_a_known_form_is_corrected_to_its_lemma(keyed: KeyedTenants) -> None:
+    """Issue 49 item 3: `psvoi` (a swap in `psovi`) shares too few trigrams with any lemma the
+    pages hold, and the vocabulary holds `pes`, never `psovi`: the edit is tried on the word and
+    the dictionary's lemma of the variant is looked up. The typo's own keys (held by no chunk)
+    are dropped and the variant's stem joins the lemma, so the word counts as the spelled one
+    does. Seen red without the keyed edit (no correction, the page not found)."""
+    result = search(scope=keyed.scopes["auto"], query="Dáváte psvoi granule?", ts_config="simple", language="cs",
+                    mode="keyword", rerank="off", k=10)
+    assert [(c.original, c.corrected, c.kind) for c in result.corrections] == [("psvoi", "pes", "edit")]
+    assert "pes" in result.terms.lexemes and "~s:psov" in result.terms.lexemes
+    assert not [t for t in result.terms.lexemes if "psvoi" in t or t.startswith("~p:psvo")], result.terms.lexemes
+    assert [c.slug for c in result.candidates][0] == "krmeni"
+
+
+@pytest.mark.django_db
+def test_a_word_the_dictionary_knows_is_not_moved_by_a_czech_edit(keyed: KeyedTenants) -> None:
+    """`pas` (a passport) is one edit from `pes` and a word of its own: 0099's rule holds in Czech."""
+    result = search(scope=keyed.scopes["auto"], query="Venčíte pas?", ts_config="simple", language="cs",
+                    mode="keyword", rerank="off", k=10)
+    assert not [c for c in result.corrections if c.kind == "edit"], result.corrections
+
+
+@pytest.mark.django_db
+def test_scaffolding_typed_without_diacritics_is_no_missing_word(keyed: KeyedTenants) -> None:
+    """`Muzete` is `můžete` (moci, a stop word) typed without diacritics: no key of it, so the
+    question covers its page as the spelled one does. Seen red with the folded stop forms off."""
+    def coverage(question: str) -> float:
+        return search(scope=keyed.scopes["auto"], query=question, ts_config="simple", language="cs",
+                      mode="keyword", rerank="off", k=10).query_coverage
+
+    assert coverage("Můžete venčit psa?") == coverage("Muzete venčit psa?") > 0
