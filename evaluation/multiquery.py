@@ -43,7 +43,7 @@ def multi_query_retrieve(*, tenant: Tenant, audience: str, question: str, histor
                          chain: ProviderChain, config: Configuration | None = None) -> list[dict[str, Any]]:
     config = config or configuration()
     chain = chain.metered(TenantMeter(tenant=tenant), stage="multi_query")  # the evaluated tenant pays (0037)
-    rewrite = rewrite_query(question, last_turns(history, config.answer.history_turns), chain)
+    rewrite = rewrite_query(question, last_turns(history, config.answer.history_turns), chain, language=tenant.language)
     result = multi_query_search(scope=reader_scope(tenant=tenant, audiences=[audience]), query=rewrite.query,
                                 ts_config=tenant.text_search_config, rephrase=llm_rephraser(chain),
                                 language=tenant.language, config=config.retrieval)

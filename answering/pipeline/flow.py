@@ -192,7 +192,7 @@ def prepare(*, tenant: Tenant, audiences: Sequence[str], question: str,
         default_chain() if use_default_chain else None), meter=meter)
     trace = TraceBuilder(tenant=tenant, meter=meter, question=question, turns=turns, audiences=list(audiences),
                          conversation_id=conversation_id, abstain_text=config.answer.abstain_text, contact=contact)
-    rewrite = rewrite_query(question, turns, chain)
+    rewrite = rewrite_query(question, turns, chain, language=tenant.language)
     trace.rewritten(rewrite)
     scope = reader_scope(tenant=tenant, audiences=list(audiences))
     encoder = encoder_for(tenant.language)

@@ -28,6 +28,15 @@ Reply with the query only, on one line.
 
 _FOLLOW_UP = re.compile(r"^(what|how) about\b|\b(it|its|that|this|those|these|they|them|there|same|one)\b|^(and|also|but)\b",
                         re.IGNORECASE)
+# A Czech or Slovak question is whole in three words ("Můžu vrátit krmivo?"), so the English
+# six-word rule would join every one: here a follow-up is one that points back (a pronoun or
+# "there", a leading "and"/"also"), or two words at most ("A Slovensko?"). Folded forms too, for
+# a keyboard without accents (docs/decisions/0115).
+_FOLLOW_UP_SLAVIC = re.compile(
+    r"^(a|i|ale|a co|a jak|aj|tak)\b|\b(ho|to|toho|tomu|tom|tím|tim|tam|tu|tuto|ten|tenhle|tahle|tohle|jej|ji|jí|jim|"
+    r"něj|nej|něho|neho|ní|ni|nich|něm|nem|taky|také|take|tiež|tiez|též|tez|stejně|stejne|rovnako)\b",
+    re.IGNORECASE)
+_SLAVIC = ("cs", "sk")
 _ANSWER_LIKE = re.compile(r"^(yes|no|sure|sorry|i (don't|do not|cannot|can't)|as an ai|the answer)\b", re.IGNORECASE)
 
 
@@ -54,8 +63,10 @@ def validate_rewrite(candidate: str, question: str) -> str | None:
     return None
 
 
-def rewrite_query(question: str, turns: Sequence[dict[str, str]], chain: ProviderChain | None) -> Rewrite:
-    """`turns`: the window of the conversation the pipeline reads (limits.last_turns)."""
+def rewrite_query(question: str, turns: Sequence[dict[str, str]], chain: ProviderChain | None,
+                  language: str = "en") -> Rewrite:
+    """`turns`: the window of the conversation the pipeline reads (limits.last_turns); `language`:
+    the tenant's, which decides what the offline rule reads as a follow-up."""
     if not turns:
         return Rewrite(question, "none", "first turn")
     if chain:
@@ -75,6 +86,12 @@ def rewrite_query(question: str, turns: Sequence[dict[str, str]], chain: Provide
                 return Rewrite(question, "fallback", problem)
             return Rewrite(completion.text.strip(), "model")
     previous = [t["content"] for t in turns if t["role"] == "user"]
-    if previous and (len(question.split()) <= 6 or _FOLLOW_UP.search(question)):
+    if previous and _is_follow_up(question, language):
         return Rewrite(f"{previous[-1].strip()} {question.strip()}", "offline", "follow-up joined to the last user turn")
     return Rewrite(question, "none", "standalone question")
+
+
+def _is_follow_up(question: str, language: str) -> bool:
+    if language in _SLAVIC:
+        return len(question.split()) <= 2 or bool(_FOLLOW_UP_SLAVIC.search(question))
+    return len(question.split()) <= 6 or bool(_FOLLOW_UP.search(question))
