@@ -234,6 +234,13 @@ class TenantAdmin(TenantScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
+            if "language" in form.changed_data:
+                # Its vectors (docs/decisions/0112) and keyword keys were made for the old language;
+                # nothing here rewrites a corpus behind the operator's back.
+                messages.warning(request, _(
+                    "The language of %(tenant)s changed: re-encode its pages with `manage.py reembed --tenant "
+                    "%(tenant)s` and ingest them again, so its vectors and keyword keys follow the new language.")
+                    % {"tenant": obj.slug})
         else:
             created = actions.tenant_create(slug=obj.slug, name=obj.name, text_search_config=obj.text_search_config,
                                              language=obj.language)

@@ -220,3 +220,18 @@ def test_platform_fields_are_for_superusers(acme: Cast) -> None:
     root = _client(type(acme.owner).objects.create_superuser("platform-root", password="pw"))
     page = root.get(f"/admin/tenants/tenant/{acme.tenant.id}/change/").content.decode()
     assert 'name="daily_spend_cap_usd"' in page and 'name="text_search_config"' in page and 'id="id_language"' in page
+
+
+@pytest.mark.django_db
+def test_a_language_change_tells_the_superuser_to_re_encode_and_re_ingest(acme: Cast) -> None:
+    """The tenant's vectors and keyword keys were made for the old language (0112); saving the
+    new one says what follows, and a save that leaves the language alone says nothing of it."""
+    root = _client(type(acme.owner).objects.create_superuser("platform-lang", password="pw"))
+    url = f"/admin/tenants/tenant/{acme.tenant.id}/change/"
+    form = {"slug": acme.tenant.slug, "name": acme.tenant.name, "daily_spend_cap_usd": "",
+            "text_search_config": "simple", "language": "cs"}
+    page = root.post(url, form, follow=True).content.decode()
+    assert Tenant.objects.get(pk=acme.tenant.id).language == "cs"
+    assert f"reembed --tenant {acme.tenant.slug}" in page
+    again = root.post(url, form, follow=True).content.decode()
+    assert "reembed --tenant" not in again
