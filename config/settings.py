@@ -294,7 +294,8 @@ FRONT_DOOR_TENANT = env_optional("FRONT_DOOR_TENANT")
 
 # --- Retrieval (docs/decisions/0008, 0009, 0042, 0043) -----------------------------------------
 # Hybrid search (vector + BM25, fused, reranked); a tenant whose language is not in
-# EMBEDDING_LANGUAGES is searched by its keyword leg alone, not reranked (docs/decisions/0062).
+# EMBEDDING_LANGUAGES is not reranked, and with EMBEDDING_MULTILINGUAL off is searched by its
+# keyword leg alone (docs/decisions/0062, 0112).
 # Candidates each leg reads before fusion: more finds a page both legs rank low, at the cost of
 # scoring and reading more chunks per question (80 measured no better on the developer sets, 0072).
 RETRIEVAL_CANDIDATES_PER_LEG = env_int("RETRIEVAL_CANDIDATES_PER_LEG", default=40, minimum=1)
