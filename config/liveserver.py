@@ -124,6 +124,18 @@ def browser_page(chromium: Any, **context_options: Any) -> Iterator[Any]:
         context.close()
 
 
+def wait_until(target: Any, expression: str, *, timeout_s: float = 15.0) -> None:
+    """Poll `expression` in a page or frame until it is truthy. Playwright's wait_for_function
+    compiles its predicate inside the page, which the chat's CSP (no 'unsafe-eval') refuses as
+    soon as the first check is false and it has to poll (a loaded machine's widget test went red
+    on it); `evaluate` runs through the DevTools protocol, which the CSP does not govern."""
+    deadline = time.monotonic() + timeout_s
+    while not target.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout_s:.0f} s: {expression}")
+        time.sleep(0.05)
+
+
 def collect_problems(page: Any, problems: list[str]) -> None:
     """Note each script error, console error and failed request of `page` in `problems`."""
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))

@@ -20,7 +20,7 @@ import pytest
 from django.db import connections
 
 from answering.models import Escalation, Trace
-from config.liveserver import collect_problems
+from config.liveserver import collect_problems, wait_until
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -76,7 +76,7 @@ def chat(live_url: str, paylane_corpus: Any, page: Any, problems: list[str]) -> 
     """The PayLane chat page, loaded; fails the test on any script error or failed request."""
     collect_problems(page, problems)
     page.goto(f"{live_url}/t/paylane/")
-    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     page.evaluate(ORDER_OBSERVER)
     yield page
     assert problems == []
@@ -173,14 +173,14 @@ def test_on_a_phone_the_sources_are_a_sheet_that_a_marker_tap_opens(live_url: st
         marker = turn.locator("a.marker").first
         marker.tap()
         source = page.locator(f"#{marker.get_attribute('data-source')}")
-        page.wait_for_function("document.getElementById('sources').classList.contains('is-open')")
+        wait_until(page, "document.getElementById('sources').classList.contains('is-open')")
         assert sheet.is_visible() and toggle.get_attribute("aria-expanded") == "true"
         assert source.get_attribute("open") is not None and source.is_visible()
         page.keyboard.press("Escape")
-        page.wait_for_function("!document.getElementById('sources').classList.contains('is-open')")
+        wait_until(page, "!document.getElementById('sources').classList.contains('is-open')")
         assert page.evaluate("document.activeElement.id") == "sources-toggle"
         toggle.tap()
-        page.wait_for_function("document.getElementById('sources').classList.contains('is-open')")
+        wait_until(page, "document.getElementById('sources').classList.contains('is-open')")
         assert sheet.is_visible()
     finally:
         context.close()

@@ -19,7 +19,7 @@ import pytest
 from answering.models import Escalation
 from answering.tests.test_chat_browser import SCREENSHOTS, ask, off_loop, paylane_trace
 from answering.tests.test_chat_phone import HIT
-from config.liveserver import collect_problems
+from config.liveserver import collect_problems, wait_until
 from tenants.models import Tenant
 from tenants.rls import tenant_context
 
@@ -58,7 +58,7 @@ def chat_at(screen: str, live_url: str, paylane_corpus: Any, chromium: Any) -> I
     page.set_default_timeout(20_000)
     collect_problems(page, problems)
     page.goto(f"{live_url}/t/paylane/")
-    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     try:
         yield page
     finally:
@@ -67,7 +67,7 @@ def chat_at(screen: str, live_url: str, paylane_corpus: Any, chromium: Any) -> I
 
 
 def _loaded(page: Any) -> None:
-    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
 
 
 def test_each_new_answer_scrolls_into_view_above_the_question_box(chat_at: Any, screen: str) -> None:
@@ -87,7 +87,7 @@ def test_each_turns_sources_are_grouped_under_its_question(chat_at: Any, screen:
         ask(chat_at, question, number)
     if screen == "phone":
         chat_at.locator("#sources-toggle").tap()
-        chat_at.wait_for_function("document.getElementById('sources').classList.contains('is-open')")
+        wait_until(chat_at, "document.getElementById('sources').classList.contains('is-open')")
     groups = chat_at.locator("#source-groups .source-group")
     assert groups.count() == 2
     # Newest first, each headed by its own question and holding its own sources.
@@ -120,7 +120,7 @@ def test_the_conversation_survives_a_reload_and_a_follow_up_stays_a_follow_up(ch
     assert chat_at.locator(f"#{target}").get_attribute("open") is not None
     if screen == "phone":
         chat_at.keyboard.press("Escape")
-        chat_at.wait_for_function("!document.getElementById('sources').classList.contains('is-open')")
+        wait_until(chat_at, "!document.getElementById('sources').classList.contains('is-open')")
 
     second = ask(chat_at, "and how do I fix it?", 2)
     trace = paylane_trace(read_db, int(second.locator(".turn-footer").get_attribute("data-trace")))

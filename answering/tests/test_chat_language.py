@@ -18,7 +18,7 @@ from django.utils import translation
 from answering.chat.language import CHOICE_COOKIE
 from answering.pipeline.greetings import greeting_reply
 from answering.tests.test_chat_browser import off_loop
-from config.liveserver import browser_page
+from config.liveserver import browser_page, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "locale" / "cs" / "LC_MESSAGES"
@@ -36,7 +36,7 @@ def czech_page(chromium: Any, live_url: str, request: pytest.FixtureRequest, dja
 def test_a_czech_asker_reads_czech_and_gets_a_cited_answer(czech_page: Any, live_url: str) -> None:
     page = czech_page
     page.goto(f"{live_url}/t/tlapka/")
-    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     assert page.locator("html").get_attribute("lang") == "cs"
     assert page.locator("label[for=question]").inner_text() == "Váš dotaz"
     assert page.locator("#ask button[type=submit]").inner_text() == "Zeptat se"
@@ -62,7 +62,7 @@ def test_a_czech_asker_reads_czech_and_gets_a_cited_answer(czech_page: Any, live
     failed.wait_for()
     assert failed.inner_text() == "Odpověď se nepodařilo načíst. Zeptejte se prosím znovu."
     page.click(".language-switch a[lang=en]")  # the visitor's choice, remembered for tlapka's pages
-    page.wait_for_function("document.querySelector('label[for=question]').innerText === 'Your question'")
+    wait_until(page, "document.querySelector('label[for=question]').innerText === 'Your question'")
     page.goto(f"{live_url}/t/tlapka/")
     assert page.locator("label[for=question]").inner_text() == "Your question"
 

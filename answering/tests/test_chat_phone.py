@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from answering.tests.test_chat_browser import ask, off_loop
+from config.liveserver import wait_until
 
 # True when the element at the centre of `el` is `el` or inside it: what a tap there would hit.
 HIT = """(el) => {
@@ -53,7 +54,7 @@ def test_nothing_covers_a_control_and_the_sources_sheet_opens_and_closes(
         page = context.new_page()
         page.set_default_timeout(20_000)
         page.goto(f"{live_url}/t/paylane/")
-        page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value")
+        wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value")
         ask_button = page.locator("#ask .ask-button")
         assert ask_button.evaluate(HIT), f"at {width} px something covers the Ask button on the empty page"
         ask(page, "What does error PL-4031 mean?", 1)
@@ -65,13 +66,13 @@ def test_nothing_covers_a_control_and_the_sources_sheet_opens_and_closes(
         sheet, toggle = page.locator("#sources"), page.locator("#sources-toggle")
         assert toggle.evaluate(HIT) and not sheet.is_visible()
         toggle.tap()
-        page.wait_for_function("document.getElementById('sources').classList.contains('is-open')")
+        wait_until(page, "document.getElementById('sources').classList.contains('is-open')")
         assert sheet.is_visible() and toggle.get_attribute("aria-expanded") == "true"
         close = sheet.locator(".sources-close")
         page.wait_for_timeout(300)  # the sheet slides in; tap where it has come to rest
         assert close.evaluate(HIT)
         close.tap()
-        page.wait_for_function("!document.getElementById('sources').classList.contains('is-open')")
+        wait_until(page, "!document.getElementById('sources').classList.contains('is-open')")
         page.wait_for_timeout(300)
         assert not sheet.is_visible() and toggle.get_attribute("aria-expanded") == "false"
         assert ask_button.evaluate(HIT)

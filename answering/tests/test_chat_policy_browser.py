@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from answering.tests.test_chat_browser import paylane_corpus  # noqa: F401 (fixture)
 from answering.tests.test_embed_browser import HOST_PAGE, host_site, paylane_embeddable  # noqa: F401 (fixture)
+from config.liveserver import wait_until
 
 # Runs in every frame before the page's own scripts; reports each violation to the test.
 REPORTER = """document.addEventListener('securitypolicyviolation', (e) => {
@@ -71,7 +72,7 @@ def test_the_chat_and_follow_up_pages_work_and_report_no_violation(live_url: str
                                                                    watched: Watched) -> None:
     page = watched.page()
     page.goto(f"{live_url}/t/paylane/")
-    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     turn = _ask(page, "What does error PL-4031 mean?", 1)
     assert "insufficient funds" in turn.locator(".answer").inner_text()
     marker = turn.locator("a.marker").first
@@ -79,7 +80,7 @@ def test_the_chat_and_follow_up_pages_work_and_report_no_violation(live_url: str
     assert page.locator(f"#{marker.get_attribute('data-source')}").get_attribute("open") is not None
 
     page.goto(f"{live_url}/t/paylane/")  # the conversation is restored (issue 48); a new one, for an abstention
-    page.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
+    wait_until(page, "window.htmx !== undefined && document.getElementById('conversation-id').value !== ''")
     assert page.locator("#turns .turn").count() == 1
     page.get_by_role("button", name="New conversation").click()
     notice = _ask(page, "What is the capital of Mongolia?", 1).locator(".escalation-notice")
@@ -90,7 +91,7 @@ def test_the_chat_and_follow_up_pages_work_and_report_no_violation(live_url: str
 
     notice.locator("a.followup-link").click()
     page.wait_for_url("**/t/paylane/f/*/")
-    page.wait_for_function("window.htmx !== undefined")
+    wait_until(page, "window.htmx !== undefined")
     page.fill("#message-body", "It is for a customer in Ulaanbaatar.")
     page.get_by_role("button", name="Send", exact=True).click()
     expect(page.locator("#thread .messages")).to_contain_text("Ulaanbaatar")
@@ -119,7 +120,7 @@ def test_forced_fail_an_inline_script_and_style_are_blocked_and_reported(live_ur
                                                                         watched: Watched) -> None:
     page = watched.page()
     page.goto(f"{live_url}/t/paylane/")
-    page.wait_for_function("window.htmx !== undefined")
+    wait_until(page, "window.htmx !== undefined")
     page.evaluate("""() => {
         const script = document.createElement('script');
         script.textContent = 'window.plantedRan = true';

@@ -20,6 +20,7 @@ import pytest
 
 from answering.tests.test_chat_browser import SCREENSHOTS, off_loop
 from tenants.models import Tenant
+from config.liveserver import wait_until
 
 HOST_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>PayLane shop</title></head>
 <body><h1>A shop that is not Answerdesk</h1><p><a href="#top">A link of the host page</a></p>
@@ -77,7 +78,7 @@ def _seen(locator: Any) -> list[str]:
 
 
 def _chat_frame(page: Any) -> Any:
-    page.wait_for_function("document.querySelector('iframe') !== null")
+    wait_until(page, "document.querySelector('iframe') !== null")
     for _ in range(100):
         frames = [f for f in page.frames if "/t/paylane/embed/" in f.url]
         if frames:
@@ -106,8 +107,8 @@ def test_the_widget_opens_asks_and_remembers_on_an_allowed_origin(live_url: str,
             assert panel.is_visible() and launcher.get_attribute("aria-expanded") == "true"
             assert panel.get_attribute("role") == "dialog"
             frame = _chat_frame(page)
-            frame.wait_for_function("window.htmx !== undefined && document.getElementById('conversation-id').value")
-            frame.wait_for_function("document.activeElement && document.activeElement.id === 'question'")
+            wait_until(frame, "window.htmx !== undefined && document.getElementById('conversation-id').value")
+            wait_until(frame, "document.activeElement && document.activeElement.id === 'question'")
             # One header (the panel's bar) and one Close, in the host page and the frame together.
             assert _seen(page.locator("#answerdesk-paylane-panel button")) == ["Close"]
             assert [t for t in _seen(frame.locator("button")) if "Close" in t] == []
@@ -122,18 +123,18 @@ def test_the_widget_opens_asks_and_remembers_on_an_allowed_origin(live_url: str,
             assert context.cookies() == [], "the embedded chat must work without any cookie"
             assert _seen(frame.locator("header, h1, .masthead .who")) == []  # also with an answer on the page
             frame.locator("#sources-toggle").click()  # the sources sheet open: still one Close
-            frame.wait_for_function("document.getElementById('sources').classList.contains('is-open')")
+            wait_until(frame, "document.getElementById('sources').classList.contains('is-open')")
             frame.wait_for_timeout(300)
             assert _seen(page.locator("#answerdesk-paylane-panel button")) == ["Close"]
             assert [t for t in _seen(frame.locator("button")) if "Close" in t] == []
             frame.locator("#sources .sources-close").click()
-            frame.wait_for_function("!document.getElementById('sources').classList.contains('is-open')")
+            wait_until(frame, "!document.getElementById('sources').classList.contains('is-open')")
             if os.environ.get("SAVE_SCREENSHOTS") == "1":
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SCREENSHOTS / "widget.png"))
 
             page.keyboard.press("Escape")  # focus is inside the frame: the chat asks the host to close
-            page.wait_for_function("document.getElementById('answerdesk-paylane-panel').hidden")
+            wait_until(page, "document.getElementById('answerdesk-paylane-panel').hidden")
             assert page.evaluate("document.activeElement.id") == "answerdesk-paylane-launcher"
             assert launcher.get_attribute("aria-expanded") == "false"
             launcher.click()
@@ -145,7 +146,7 @@ def test_the_widget_opens_asks_and_remembers_on_an_allowed_origin(live_url: str,
             assert page.locator("#answerdesk-paylane-launcher").get_attribute("aria-expanded") == "true"
             frame = _chat_frame(page)
             frame.locator("#turns .turn .turn-footer").wait_for()
-            frame.wait_for_function("window.htmx !== undefined")
+            wait_until(frame, "window.htmx !== undefined")
             assert frame.input_value("#conversation-id") == conversation_id
             assert "insufficient funds" in frame.locator("#turns .answer").first.inner_text()
             assert int(frame.inner_text("#source-count")) >= 1
@@ -182,7 +183,7 @@ def test_an_origin_not_on_the_list_gets_a_notice_naming_it_and_never_the_chat(
             assert frame.locator("#question").count() == 0, "the chat rendered inside a refused origin"
             assert _seen(page.locator("#answerdesk-paylane-panel button")) == ["Close"]
             page.locator("#answerdesk-paylane-panel button").click()  # and it still closes
-            page.wait_for_function("document.getElementById('answerdesk-paylane-panel').hidden")
+            wait_until(page, "document.getElementById('answerdesk-paylane-panel').hidden")
             # A page that claims the allowed origin while it is not gets the chat's policy: the
             # browser still refuses to frame the chat there (the claim chooses only the notice).
             claimed = httpx.get(f"{live_url}/t/paylane/embed/", params={"origin": allowed},
