@@ -178,6 +178,7 @@ def test_every_statement_of_the_scope_routes_to_one_tenant(acme: Any) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.planted_sql
 def test_forced_fail_a_weld_over_a_set_of_tenants(acme: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A weld of `tenant_id = ANY(...)` or one under an OR would fan out to every shard."""
     monkeypatch.setattr(TenantScope, "_predicate", lambda self: sql.SQL(
