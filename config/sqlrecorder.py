@@ -36,6 +36,9 @@ _SELF = str(Path(__file__).resolve())
 _FOREIGN = (os.sep + ".venv" + os.sep, "site-packages", os.sep + "lib" + os.sep + "python")
 _PLACEHOLDER = re.compile(r"%%|%\((?P<name>[^)]+)\)[sbt]|%[sbt]")
 _MIGRATING = os.sep.join(("django", "db", "migrations", ""))
+_ADMIN = os.sep.join(("django", "contrib", "admin", ""))
+# Django names each savepoint afresh ("s1400_x36688"): one template, not thousands.
+_SAVEPOINT = re.compile(r'^((?:RELEASE |ROLLBACK TO )?SAVEPOINT) "?[A-Za-z0-9_]+"?$')
 
 
 @dataclass(frozen=True)
@@ -45,18 +48,19 @@ class Recorded:
     statement: str  # placeholders as $n
     frames: tuple[str, ...]  # our frames, innermost first: "path/to/file.py:function"
     migrating: bool  # Django's migration executor was on the stack
+    admin: bool  # Django's admin site (django.contrib.admin) was on the stack
     process: str  # "test" for the pytest process, else the command line's first words
     planted: bool = False  # sent while a test marked planted_sql ran: a bad statement on purpose
 
     def as_json(self) -> str:
-        return json.dumps({"statement": self.statement, "frames": list(self.frames),
-                           "migrating": self.migrating, "process": self.process, "planted": self.planted})
+        return json.dumps({"statement": self.statement, "frames": list(self.frames), "migrating": self.migrating,
+                           "admin": self.admin, "process": self.process, "planted": self.planted})
 
     @staticmethod
     def from_json(line: str) -> Recorded:
         data = json.loads(line)
         return Recorded(statement=data["statement"], frames=tuple(data["frames"]),
-                        migrating=bool(data["migrating"]), process=str(data["process"]),
+                        migrating=bool(data["migrating"]), admin=bool(data.get("admin")), process=str(data["process"]),
                         planted=bool(data.get("planted")))
 
 
@@ -103,14 +107,16 @@ class Recorder:
             text = _text(query, context)
             if text is None:
                 return
+            if "SAVEPOINT" in text[:30]:
+                text = _SAVEPOINT.sub(r"\1 s", text)
             frame = sys._getframe(2)
             site = _call_site(frame)
             key = (text, site[0], site[1], self.planted)
             if key in self._seen:
                 return
-            frames, migrating = _frames(frame)
+            frames, migrating, admin = _frames(frame)
             record = Recorded(statement=numbered(query=text, has_params=has_params), frames=frames,
-                              migrating=migrating, process=self.process, planted=self.planted)
+                              migrating=migrating, admin=admin, process=self.process, planted=self.planted)
             with self._lock:
                 if key in self._seen:
                     return
@@ -145,17 +151,17 @@ def _call_site(frame: FrameType | None) -> tuple[str, int]:
     return "", 0
 
 
-def _frames(frame: FrameType | None) -> tuple[tuple[str, ...], bool]:
+def _frames(frame: FrameType | None) -> tuple[tuple[str, ...], bool, bool]:
     frames: list[str] = []
-    migrating = False
+    migrating = admin = False
     while frame is not None:
         filename = frame.f_code.co_filename
-        if _MIGRATING in filename:
-            migrating = True
+        migrating = migrating or _MIGRATING in filename
+        admin = admin or _ADMIN in filename
         if _ours(filename) and len(frames) < 16:
             frames.append(f"{filename[len(_ROOT_PREFIX):]}:{frame.f_code.co_name}")
         frame = frame.f_back
-    return tuple(frames), migrating
+    return tuple(frames), migrating, admin
 
 
 _ACTIVE: Recorder | None = None

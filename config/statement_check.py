@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pglast.parser import fingerprint
 
 from config import sqlrecorder
 from config.sqlrecorder import Recorded
-from tenants.citus_routing import SQL_VALUE_FUNCTIONS, Catalog, Finding, findings
+from tenants.citus_routing import SQL_VALUE_FUNCTIONS, Catalog, Finding, findings, relations
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def allowance_for(record: Recorded, finding: Finding,
 
 @dataclass
 class Outcome:
-    statements: int  # distinct statement texts checked
+    statements: int  # distinct statements checked: texts that differ only in constants count once
     call_sites: int  # distinct (statement, call site) pairs
     distributed: int  # distinct statements touching a distributed table
     violations: list[tuple[Recorded, Finding]]
@@ -106,9 +107,11 @@ def check(records: list[Recorded], catalog: Catalog,
     counts: Counter[str] = Counter()
     report: list[dict[str, Any]] = []
     distributed: set[str] = set()
+    shapes: dict[str, str] = {}
     for record in records:
         if record.statement not in cache:
             cache[record.statement] = findings(statement=record.statement, catalog=catalog)
+            shapes[record.statement] = _fingerprint(record.statement)
         found = cache[record.statement]
         entry: dict[str, Any] = {"statement": record.statement, "frames": list(record.frames),
                                  "process": record.process, "findings": []}
@@ -120,15 +123,22 @@ def check(records: list[Recorded], catalog: Catalog,
             else:
                 counts[allowance.name] += 1
         if found or _touches(record.statement, catalog.distribution):
-            distributed.add(record.statement)
+            distributed.add(shapes[record.statement])
         report.append(entry)
-    return Outcome(statements=len(cache), call_sites=len(records), distributed=len(distributed),
+    return Outcome(statements=len(set(shapes.values())), call_sites=len(records), distributed=len(distributed),
                    violations=violations, allowed=counts, report=report)
 
 
+def _fingerprint(statement: str) -> str:
+    """PostgreSQL's own query fingerprint (constants and placeholders ignored), or the text."""
+    try:
+        return str(fingerprint(statement))
+    except Exception:  # noqa: BLE001 - unparsable: its text is its identity
+        return statement
+
+
 def _touches(statement: str, distribution: Mapping[str, str]) -> bool:
-    lowered = statement.lower()
-    return any(name in lowered for name in distribution)
+    return bool(relations(statement) & set(distribution))
 
 
 # --- the catalog ------------------------------------------------------------------------------
@@ -158,6 +168,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("statement check")
     group.addoption("--statement-report", metavar="PATH", default=None,
                     help="write every recorded statement, its call sites and its Citus findings as JSON")
+    group.addoption("--statement-dir", metavar="DIR", default=None,
+                    help="keep the recorded statements (one JSON line each) in DIR; `python -m "
+                         "config.statement_check DIR` checks them again without a test run")
     group.addoption("--no-statement-check", action="store_true", default=False,
                     help="do not record statements nor apply the Citus rules at the end")
 
@@ -168,9 +181,12 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "purpose (a forced fail); the statement check excuses them")
     if config.getoption("--no-statement-check") or hasattr(config, "workerinput"):
         return
-    _DIRECTORY = Path(tempfile.mkdtemp(prefix="adsql-"))
+    kept = config.getoption("--statement-dir")
+    _DIRECTORY = Path(kept) if kept else Path(tempfile.mkdtemp(prefix="adsql-"))
+    _DIRECTORY.mkdir(parents=True, exist_ok=True)
     os.environ[sqlrecorder.ENV_DIR] = str(_DIRECTORY)
-    sqlrecorder.install(process="test")
+    # Written as they come, like the other processes': a run stopped halfway still leaves them.
+    sqlrecorder.install(sink=_DIRECTORY / f"test-{os.getpid()}.jsonl", process="test")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -191,10 +207,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if recorder is None or _DIRECTORY is None:
         return
     sent = recorder.sent
-    records = list(recorder.records) + sqlrecorder.read_directory(_DIRECTORY)
+    records = sqlrecorder.read_directory(_DIRECTORY)
     sqlrecorder.uninstall()
     os.environ.pop(sqlrecorder.ENV_DIR, None)
-    shutil.rmtree(_DIRECTORY, ignore_errors=True)
+    if not session.config.getoption("--statement-dir"):
+        shutil.rmtree(_DIRECTORY, ignore_errors=True)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     write = reporter.write_line if reporter is not None else print
     if not records:
@@ -206,15 +223,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     outcome = check(records, catalog)
     if path := session.config.getoption("--statement-report"):
         Path(path).write_text(json.dumps(outcome.report, indent=1), encoding="utf-8")
+    summary(outcome, write=write, sent=sent)
+    if outcome.violations and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def summary(outcome: Outcome, *, write: Callable[[str], Any], sent: int | None = None) -> None:
     allowed = ", ".join(f"{name} {count}" for name, count in sorted(outcome.allowed.items())) or "none"
+    sent_note = f"; {sent} sent by the test process" if sent is not None else ""
     write(f"citus statement check: {outcome.statements} distinct statements from {outcome.call_sites} call "
-          f"sites checked ({outcome.distributed} touch distributed tables; {sent} sent by the test process); "
+          f"sites checked ({outcome.distributed} touch distributed tables{sent_note}); "
           f"allowed by name: {allowed}; violations: {len(outcome.violations)}")
     for record, finding in outcome.violations:
         write(f"  VIOLATION {finding}\n    {' '.join(record.statement.split())[:400]}\n"
               f"    from {' < '.join(record.frames[:4]) or record.process}")
-    if outcome.violations and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _catalog(config: pytest.Config) -> Catalog | None:
@@ -240,3 +262,28 @@ def _read(connections: Any) -> Catalog | None:
         if not cursor.fetchone()[0]:
             return None
         return read_catalog(cursor)
+
+
+def main(argv: list[str]) -> int:
+    """Check a kept --statement-dir again against the configured database's catalog."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.db import connections
+
+    catalog = _read(connections)
+    if catalog is None:
+        print("no migrated schema to read the catalog from")
+        return 2
+    outcome = check(sqlrecorder.read_directory(Path(argv[0])), catalog)
+    if len(argv) > 1:
+        Path(argv[1]).write_text(json.dumps(outcome.report, indent=1), encoding="utf-8")
+    summary(outcome, write=print)
+    return 1 if outcome.violations else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

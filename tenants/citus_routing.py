@@ -371,6 +371,11 @@ class _Router:
             if all(self._value(row[position]) for row in rows):
                 self._union(term, _VALUE)
             return
+        if not {n.relname for n in _walk(select) if isinstance(n, ast.RangeVar)} & set(self.catalog.distribution):
+            # Rows the client sent (Django's bulk_create: SELECT * FROM UNNEST(arrays)): the
+            # coordinator evaluates the SELECT and sends each row to its tenant's shard, as for VALUES.
+            self._union(term, _VALUE)
+            return
         targets = select.targetList or ()
         if inner is not None and position < len(targets):
             expression = targets[position].val
