@@ -26,7 +26,7 @@ import pytest
 from pglast.parser import fingerprint
 
 from config import sqlrecorder
-from config.sqlrecorder import Recorded
+from config.sqlrecorder import Recorded, numbered
 from tenants.citus_routing import SQL_VALUE_FUNCTIONS, Catalog, Finding, findings, relations
 
 
@@ -53,6 +53,13 @@ def _called_from(*functions: str) -> Callable[[Recorded], bool]:
     return lambda record: any(frame in functions for frame in record.frames)
 
 
+def _sweeps() -> frozenset[str]:
+    from tenants.ratelimit import _SWEEP
+
+    return frozenset({numbered(query=_SWEEP, has_params=True)})
+
+
+_SWEEPS = _sweeps()
 ALL_RULES = frozenset({"unrouted", "join", "volatile", "irreducible", "mutable", "modifying-cte", "unparsed"})
 ACROSS_TENANTS = frozenset({"unrouted"})
 
@@ -72,6 +79,23 @@ ALLOWED: tuple[Allowance, ...] = (
         reason="Fixtures and assertions read and write across tenants on purpose (that is how isolation "
                "is proved); the product never sends them. The first frame of ours is a test module.",
         rules=ALL_RULES, applies=lambda record: _is_test_code(_innermost(record))),
+    Allowance(
+        name="the admin's pages",
+        reason="Django's admin (the staff console) lists and opens rows of every tenant a superuser, or of "
+               "the several tenants a member belongs to: one multi-shard read per page, run on the shards "
+               "in parallel (docs/scaling.md, section 4). Its joins must still pair tenant_id.",
+        rules=ACROSS_TENANTS, applies=lambda record: record.admin),
+    Allowance(
+        name="dashboards across a member's tenants",
+        reason="The console's dashboard and answer statistics add up the tenants a member (or a superuser) "
+               "sees, `tenant_id = ANY(...)`: a multi-shard aggregate by design.",
+        rules=ACROSS_TENANTS,
+        applies=_called_from("answering/console/dashboard.py:_read_as_staff", "answering/console/stats.py:answer_stats")),
+    Allowance(
+        name="sweeps of ended rows",
+        reason="Deleting every bucket's ended rate-limit windows is a multi-shard DELETE on purpose; it is "
+               "accepted by Citus because the time is a parameter, not clock_timestamp().",
+        rules=ACROSS_TENANTS, applies=lambda record: record.statement in _SWEEPS),
     Allowance(
         name="operator commands",
         reason="A management command an operator runs by hand (load_demo, reembed --all, distribute, ...): "

@@ -10,6 +10,7 @@ rows outright, wherever their questions went.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,11 +25,14 @@ from tenants.models import Tenant
 from tenants.rls import tenant_context
 
 # Traces: everything a person wrote or was told goes; the numbers and the gate's decision stay.
+# The new details are the stamp (a parameter) with the cache part set into it by jsonb_set, all
+# IMMUTABLE: Citus refuses a STABLE function such as jsonb_build_object() given a column in an
+# UPDATE of a distributed table (docs/decisions/0121).
 _ANONYMISE_TRACES = """
 UPDATE answering_trace
    SET question = '', rewritten_query = '', answer = '', conversation_id = '', feedback_comment = '',
        citations = '[]',
-       details = jsonb_strip_nulls(jsonb_build_object('cache', details -> 'cache', 'anonymised_at', %(now)s::text))
+       details = jsonb_strip_nulls(jsonb_set(%(stamp)s::jsonb, '{cache}', coalesce(details -> 'cache', 'null'::jsonb)))
  WHERE tenant_id = %(t)s AND created_at < %(before)s AND NOT (details ? 'anonymised_at')
 """
 _ANONYMISE_ESCALATIONS = """
@@ -72,7 +76,8 @@ def retention_apply(*, tenant: Tenant, now: dt.datetime | None = None) -> Retent
     now = now or timezone.now()
     before = now - dt.timedelta(days=handoff_config(tenant_id=tenant.id).retention_days)
     report = RetentionReport(tenant=tenant.slug, before=before.isoformat())
-    params = {"t": tenant.id, "before": before, "now": now.isoformat()}
+    params = {"t": tenant.id, "before": before,
+              "stamp": json.dumps({"anonymised_at": now.isoformat()})}
     with tenant_context(tenant.id) as cursor:
         # Index: answering_trace_tenant_created_idx (tenant_id, created_at DESC).
         cursor.execute(_ANONYMISE_TRACES, params)
