@@ -30,8 +30,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglast import ast, parse_sql
+from pglast import ast as _pglast_ast
+from pglast import parse_sql
 from pglast.enums import A_Expr_Kind, BoolExprType
+
+# pglast types every node attribute as optional; the parser fills the ones read here for the node
+# kinds they are read on, so the nodes are handled as Any rather than narrowed at each access.
+ast: Any = _pglast_ast
 
 # When no catalog is at hand (the checker's own tests): the functions the product could plausibly
 # put in a statement, by their pg_proc volatility.
@@ -220,7 +225,7 @@ def _irreducible(expression: Any, table: str | None, catalog: Catalog) -> list[F
 
 def _copy_findings(stmt: Any, catalog: Catalog) -> list[Finding]:
     table = _target(stmt)
-    if table not in catalog.distribution:
+    if table is None or table not in catalog.distribution:
         return []
     column = catalog.distribution[table]
     names = [a.sval for a in stmt.attlist or ()]
@@ -335,8 +340,8 @@ class _Router:
     def _modification(self, stmt: Any, parent: _Scope | None) -> _Scope:
         scope = _Scope(parent=parent)
         self._with(stmt.withClause, parent)
-        table = _target(stmt)
-        alias = stmt.relation.alias.aliasname if stmt.relation.alias else table
+        table = _target(stmt) or ""
+        alias: str = stmt.relation.alias.aliasname if stmt.relation.alias else table
         if isinstance(stmt, ast.InsertStmt):
             self._insert(stmt, scope, table, alias)
             return scope
@@ -351,8 +356,8 @@ class _Router:
         self._level(scope)
         return scope
 
-    def _insert(self, stmt: Any, scope: _Scope, table: str | None, alias: str) -> None:
-        column = self.catalog.distribution.get(table or "")
+    def _insert(self, stmt: Any, scope: _Scope, table: str, alias: str) -> None:
+        column = self.catalog.distribution.get(table)
         select = stmt.selectStmt
         inner = self._statement(select, scope.parent) if select is not None else None
         if column is None:
@@ -362,7 +367,7 @@ class _Router:
             self.found.append(Finding("unrouted", f"INSERT {table} without {column}"))
             return
         term = ("column", id(scope), alias)
-        self.occurrences.append((term, table or ""))
+        self.occurrences.append((term, table))
         position = names.index(column)
         if select is None:
             return
