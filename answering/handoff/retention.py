@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -135,9 +136,13 @@ def _erase(tenant: Tenant, escalations: Q, contact: str) -> ErasureReport:
             Q(escalation_id__in=escalation_ids) | Q(trace_id__in=trace_ids), tenant_id=tenant.id).count()
         report.escalations = len(escalation_ids)
         # Escalations, their messages and webhook deliveries go with their traces (ON DELETE CASCADE).
-        mine.delete()
-        report.traces = Trace.objects.filter(pk__in=trace_ids, tenant_id=tenant.id).delete()[1].get(
-            Trace._meta.label, 0)
+        # SQL naming the tenant, not QuerySet.delete(): Django's collector reads and deletes the
+        # related rows by primary key alone, every shard on Citus (docs/decisions/0121).
+        with connection.cursor() as cursor:
+            params = {"t": tenant.id, "e": escalation_ids, "tr": list(trace_ids)}
+            cursor.execute("DELETE FROM answering_escalation WHERE tenant_id = %(t)s AND id = ANY(%(e)s)", params)
+            cursor.execute("DELETE FROM answering_trace WHERE tenant_id = %(t)s AND id = ANY(%(tr)s)", params)
+            report.traces = cursor.rowcount
     report.cache_entries = cache.purge_built_from(tenant_id=tenant.id, trace_ids=trace_ids, queries=questions)
     return report
 
