@@ -3,6 +3,8 @@ is red, and the statements the product writes in their fixed form are green (doc
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tenants.citus_routing import Catalog, findings, relations
@@ -108,3 +110,42 @@ def test_a_join_on_the_tenant_across_tenants_is_only_unrouted() -> None:
 
 def test_relations_names_every_table() -> None:
     assert relations("SELECT 1 FROM a JOIN b ON true WHERE EXISTS (SELECT 1 FROM c)") == {"a", "b", "c"}
+
+
+# --- ORM joins between tenant tables pair tenant_id (tenants/fields.py) -------------------------
+def _tenant_relations() -> list[Any]:
+    from django.apps import apps
+    from django.db import models
+
+    found = []
+    for model in apps.get_models():
+        for field in model._meta.get_fields():
+            if isinstance(field, models.ForeignKey) and not field.auto_created and field.name != "tenant":
+                target = field.remote_field.model
+                if {"tenant"} <= {f.name for f in model._meta.get_fields()} and \
+                        {"tenant"} <= {f.name for f in target._meta.get_fields()} and target.__name__ != "Tenant":
+                    found.append(field)
+    return found
+
+
+def test_every_foreign_key_between_tenant_models_pairs_tenant_id() -> None:
+    from tenants.distribution import REFERENCE
+    from tenants.fields import _PairsTenant
+
+    # Joins between reference tables, or to one, need no pairing: every node holds them whole.
+    relations = [f for f in _tenant_relations()
+                 if f.model._meta.db_table not in REFERENCE and f.remote_field.model._meta.db_table not in REFERENCE]
+    assert len(relations) >= 8, relations
+    assert [f"{f.model.__name__}.{f.name}" for f in relations if not isinstance(f, _PairsTenant)] == []
+
+
+def test_an_orm_join_over_a_tenant_key_is_co_located_and_without_the_pairing_is_red() -> None:
+    from answering.models import Escalation
+
+    catalog = Catalog(distribution={"answering_escalation": "tenant_id", "answering_trace": "tenant_id",
+                                    "corpus_ingestjob": "tenant_id"})
+    statement = str(Escalation.objects.select_related("trace", "knowledge_job").filter(tenant_id=7, pk=1).query)
+    assert '"answering_trace"."tenant_id" = ("answering_escalation"."tenant_id")' in statement
+    assert findings(statement=statement, catalog=catalog) == []
+    unpaired = statement.replace(' AND ("answering_trace"."tenant_id" = ("answering_escalation"."tenant_id"))', "")
+    assert [f.rule for f in findings(statement=unpaired, catalog=catalog)] == ["unrouted", "join"]
