@@ -17,26 +17,28 @@ from typing import Any
 from django.db import models
 from django.db.models.expressions import Col
 from django.db.models.lookups import Exact
+from django.db.models.sql.where import AND, WhereNode
 
 
 class _PairsTenant:
     """Mixin for ForeignKey / OneToOneField between two models that both have a `tenant` key."""
 
-    def get_extra_restriction(self, alias: str, related_alias: str) -> Exact:
+    def get_extra_restriction(self, alias: str, related_alias: str) -> WhereNode | None:
         # Django calls this with the target model's alias first, for reverse joins too.
         field: Any = self
         target = field.remote_field.model._meta.get_field("tenant")
         source = field.model._meta.get_field("tenant")
-        return Exact(Col(alias, target), Col(related_alias, source))
+        condition: list[Any] = [Exact(Col(alias, target), Col(related_alias, source))]
+        return WhereNode(condition, connector=AND)
 
 
-class TenantForeignKey(_PairsTenant, models.ForeignKey):  # type: ignore[misc]
+class TenantForeignKey(_PairsTenant, models.ForeignKey):
     def deconstruct(self) -> Any:
         name, _, args, kwargs = super().deconstruct()
         return name, "django.db.models.ForeignKey", args, kwargs
 
 
-class TenantOneToOneField(_PairsTenant, models.OneToOneField):  # type: ignore[misc]
+class TenantOneToOneField(_PairsTenant, models.OneToOneField):
     def deconstruct(self) -> Any:
         name, _, args, kwargs = super().deconstruct()
         return name, "django.db.models.OneToOneField", args, kwargs

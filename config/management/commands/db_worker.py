@@ -95,4 +95,4 @@ class Command(DatabaseWorkerCommand):
         try:
             super().handle(**options)
         finally:
-            library.Worker = original  # type: ignore[misc]
+            library.Worker = original  # type: ignore[misc]  # put back what the line above replaced
