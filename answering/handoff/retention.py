@@ -139,7 +139,7 @@ def _erase(tenant: Tenant, escalations: Q, contact: str) -> ErasureReport:
         # SQL naming the tenant, not QuerySet.delete(): Django's collector reads and deletes the
         # related rows by primary key alone, every shard on Citus (docs/decisions/0121).
         with connection.cursor() as cursor:
-            params = {"t": tenant.id, "e": escalation_ids, "tr": list(trace_ids)}
+            params: dict[str, Any] = {"t": tenant.id, "e": escalation_ids, "tr": list(trace_ids)}
             cursor.execute("DELETE FROM answering_escalation WHERE tenant_id = %(t)s AND id = ANY(%(e)s)", params)
             cursor.execute("DELETE FROM answering_trace WHERE tenant_id = %(t)s AND id = ANY(%(tr)s)", params)
             report.traces = cursor.rowcount
