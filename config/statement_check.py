@@ -86,12 +86,6 @@ ALLOWED: tuple[Allowance, ...] = (
                "in parallel (docs/scaling.md, section 4). Its joins must still pair tenant_id.",
         rules=ACROSS_TENANTS, applies=lambda record: record.admin),
     Allowance(
-        name="dashboards across a member's tenants",
-        reason="The console's dashboard and answer statistics add up the tenants a member (or a superuser) "
-               "sees, `tenant_id = ANY(...)`: a multi-shard aggregate by design.",
-        rules=ACROSS_TENANTS,
-        applies=_called_from("answering/console/dashboard.py:_read_as_staff", "answering/console/stats.py:answer_stats")),
-    Allowance(
         name="sweeps of ended rows",
         reason="Deleting every bucket's ended rate-limit windows is a multi-shard DELETE on purpose; it is "
                "accepted by Citus because the time is a parameter, not clock_timestamp().",
