@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from corpus.models import IngestJob
+from tenants.fields import TenantForeignKey, TenantOneToOneField
 from tenants.models import LogMirror, Mirror, Tenant
 
 
@@ -74,7 +75,7 @@ class Escalation(LogMirror):
         RESOLVED = "resolved", "Resolved"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    trace = models.OneToOneField(Trace, on_delete=models.CASCADE, related_name="escalation")
+    trace = TenantOneToOneField(Trace, on_delete=models.CASCADE, related_name="escalation")
     conversation_id = models.CharField(max_length=64, blank=True, default="")
     question = models.TextField()
     history = models.JSONField(default=list)
@@ -89,7 +90,7 @@ class Escalation(LogMirror):
     claimed_at = models.DateTimeField(null=True, blank=True)
     # The ingest job that turned the resolution into a ticket document (answering/console/escalations.py).
     # RESTRICT, not SET NULL: Citus refuses SET NULL on a key holding tenant_id (docs/decisions/0048).
-    knowledge_job = models.ForeignKey(IngestJob, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
+    knowledge_job = TenantForeignKey(IngestJob, null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     # The knowledge-base article written from the resolved thread, apart from the personal reply
     # (answering/console/articles.py, docs/decisions/0104): a draft until a member holding
     # `article_audience` publishes it ('' audience: no draft).
@@ -123,7 +124,7 @@ class EscalationMessage(Mirror):
         AGENT = "agent", "Agent"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    escalation = models.ForeignKey(Escalation, on_delete=models.CASCADE, related_name="messages")
+    escalation = TenantForeignKey(Escalation, on_delete=models.CASCADE, related_name="messages")
     author_kind = models.CharField(max_length=8, choices=Kind.choices)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="+")
@@ -178,8 +179,8 @@ class WebhookDelivery(LogMirror):
         FAILED = "failed", "Failed"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    escalation = models.ForeignKey(Escalation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    escalation = TenantForeignKey(Escalation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    trace = TenantForeignKey(Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     # The audiences of the trace the event came from: the console shows the row only to members
     # holding them all, like the trace (answering/console/handoff.py).
     audiences = models.JSONField()

@@ -124,8 +124,9 @@ def lookup(*, tenant_id: int, audience_ids: Sequence[int], query: str, query_vec
             if row and scale(float(row[-1])) >= config.semantic_min_similarity:
                 hit = _hit(row, "semantic", float(scale(float(row[-1]))), tenant_id, audiences)
         if hit is not None:
-            cursor.execute("UPDATE cachelayer_entry SET hits = hits + 1, last_hit_at = now() WHERE id = %s",
-                           [hit.entry_id])
+            # The tenant as well as the id: on Citus it routes the update to one shard.
+            cursor.execute("UPDATE cachelayer_entry SET hits = hits + 1, last_hit_at = now()"
+                           " WHERE tenant_id = %s AND id = %s", [tenant_id, hit.entry_id])
     return hit
 
 

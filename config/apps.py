@@ -10,3 +10,7 @@ class ProjectConfig(AppConfig):
 
     def ready(self) -> None:
         from config import checks  # noqa: F401  (registers the system checks)
+        from config.sqlrecorder import install_from_environment
+
+        # A process the test suite started records the statements it sends (config/statement_check.py).
+        install_from_environment()

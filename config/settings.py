@@ -45,6 +45,9 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "template_partials",
+    # Before django_tasks_db: its `db_worker` command is replaced by one holding a lease
+    # (config/management/commands/db_worker.py, docs/decisions/0123).
+    "config.apps.ProjectConfig",
     "django_tasks",
     "django_tasks_db",
     "tenants",
@@ -53,7 +56,6 @@ INSTALLED_APPS = [
     "answering",
     "evaluation",
     "cachelayer",
-    "config.apps.ProjectConfig",
 ]
 
 MIDDLEWARE = [
@@ -191,11 +193,15 @@ STORAGES = {
 MEDIA_ROOT = Path(env_optional("MEDIA_ROOT") or BASE_DIR / "var" / "media")
 
 # --- Background tasks (django-tasks backport of Django 6's django.tasks) --------------------
+# The queue names a task may be sent to (comma-separated); each worker serves some of them
+# with `db_worker --queue-name`.
+TASKS_QUEUES = env_list("TASKS_QUEUES", default=["default"])
 TASKS = {
     "default": {
         # The background task backend; the database one needs the `db_worker` process `make run`
         # starts.
         "BACKEND": env_str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend"),
+        "QUEUES": TASKS_QUEUES,
     }
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from tenants.fields import TenantForeignKey
 from tenants.models import Audience, LogMirror, Mirror, Tenant
 
 
@@ -43,7 +44,7 @@ class Document(Mirror):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     # RESTRICT, like the table's NO ACTION: deleting a successor would lose the supersession
     # history; deleting both in one operation (a tenant's documents) passes, as in SQL.
-    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
+    superseded_by = TenantForeignKey("self", null=True, blank=True, on_delete=models.RESTRICT, related_name="+")
     content_hash = models.CharField(max_length=64)
     language = models.CharField(max_length=63, default="english")
     source_path = models.CharField(max_length=1000, blank=True, default="")
@@ -157,13 +158,13 @@ class WebPage(Mirror):
         DUPLICATE = "duplicate", "Duplicate of its canonical URL"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    source = models.ForeignKey(WebSource, on_delete=models.CASCADE, related_name="pages")
+    source = TenantForeignKey(WebSource, on_delete=models.CASCADE, related_name="pages")
     url = models.CharField(max_length=2000)
     # The document's identity: <link rel=canonical> on the same host, else the URL after redirects.
     canonical_url = models.CharField(max_length=2000, blank=True, default="")
     etag = models.CharField(max_length=500, blank=True, default="")
     last_modified = models.CharField(max_length=100, blank=True, default="")
-    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    document = TenantForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.NEW)
     http_status = models.IntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")

@@ -217,7 +217,7 @@ def gate_signals(*, tenant: Tenant, trace_id: int | None) -> dict[str, Any]:
     if trace_id is None:
         return {}
     with tenant_context(tenant.id):
-        trace = Trace.objects.filter(pk=trace_id).values("gate", "retrieval").first()
+        trace = Trace.objects.filter(tenant_id=tenant.id, pk=trace_id).values("gate", "retrieval").first()
     if trace is None:
         return {}
     retrieval = trace["retrieval"] or {}

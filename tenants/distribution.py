@@ -67,6 +67,7 @@ class ForeignKey:
     ref_columns: tuple[str, ...]
     on_delete: str  # pg_constraint.confdeltype: a, r, c, n, d
     on_update: str
+    definition: str = ""  # pg_get_constraintdef(): what re-adds the key after distribution
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ SELECT t.relname, con.conname, r.relname,
              JOIN pg_attribute ON attrelid = con.conrelid AND attnum = k.n ORDER BY k.o),
        array(SELECT attname FROM unnest(con.confkey) WITH ORDINALITY k(n, o)
              JOIN pg_attribute ON attrelid = con.confrelid AND attnum = k.n ORDER BY k.o),
-       con.confdeltype, con.confupdtype
+       con.confdeltype, con.confupdtype, pg_get_constraintdef(con.oid)
 FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid JOIN pg_class r ON r.oid = con.confrelid
 JOIN pg_namespace n ON n.oid = t.relnamespace
 WHERE n.nspname = current_schema() AND con.contype = 'f'
@@ -139,7 +140,7 @@ def read_schema(cursor: Any) -> Schema:
                for t, i, cols in cursor.fetchall()]
     cursor.execute(_FOREIGN_KEYS)
     foreign_keys = [ForeignKey(table=t, name=n, ref_table=r, columns=tuple(c), ref_columns=tuple(rc),
-                               on_delete=d, on_update=u) for t, n, r, c, rc, d, u in cursor.fetchall()]
+                               on_delete=d, on_update=u, definition=f) for t, n, r, c, rc, d, u, f in cursor.fetchall()]
     return Schema(tables=tables, uniques=uniques, foreign_keys=foreign_keys)
 
 
@@ -161,19 +162,101 @@ def _ordered(names: list[str], schema: Schema) -> list[str]:
     return order
 
 
-def citus_statements(schema: Schema) -> list[str]:
-    """The statements that turn this schema into a co-located Citus schema, in order."""
+# Settings every node needs before the tables move (superuser, once; see docs/scaling.md):
+# the tenant and plan settings reach the workers only as SET LOCAL, and the chunk's tsvector
+# trigger (corpus 0004) only touches its own row.
+SETTINGS = (
+    "ALTER SYSTEM SET citus.propagate_set_commands TO 'local';",
+    "ALTER SYSTEM SET citus.enable_unsafe_triggers TO on;",
+    "SELECT pg_reload_conf();",
+)
+SHARD_COUNT = 64  # room for 32 workers at two shards each
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement of the distribution, with what it holds while it runs (docs/scaling.md)."""
+
+    sql: str
+    phase: str  # settings, reference, drop-key, distribute, add-key, validate-key, workers
+    locks: str
+    table: str | None = None
+
+
+def _leakproof_statements() -> tuple[str, ...]:
+    from config.embedded_db import LEAKPROOF_STATEMENTS
+
+    return LEAKPROOF_STATEMENTS
+
+
+def _text(template: str, **parts: Any) -> str:
+    """A statement composed with psycopg.sql (identifiers and literals quoted by it), as text to
+    print in the plan and to send as it is."""
+    from psycopg import sql
+
+    values = {name: sql.Identifier(v) if name.startswith("id_") else
+              (v if isinstance(v, sql.Composable) else sql.Literal(v)) for name, v in parts.items()}
+    return sql.SQL(template).format(**values).as_string(None)
+
+
+def distribution_plan(schema: Schema) -> list[Step]:
+    """The statements that turn this one-node schema into a co-located Citus schema, in order.
+
+    Written for a live database: `create_distributed_table_concurrently` keeps the table
+    writable while its rows move, but Citus refuses it while the table has a foreign key to or
+    from another table that is not a reference table. So the keys between tenant tables are
+    dropped first, every tenant table is distributed, and the keys come back NOT VALID (instant)
+    and are then validated (reads only, writes go on). Reference tables are small and copied
+    with a short write lock. Citus does not propagate `ALTER FUNCTION ... LEAKPROOF` (a catalog
+    change of pg_catalog functions), so it runs on every worker through run_command_on_workers.
+    """
+    from psycopg import sql
+
     by_kind: dict[str, list[str]] = {}
     for table in schema.tables.values():
         by_kind.setdefault(kind_of(table), []).append(table.name)
-    statements = [f"SELECT create_reference_table('{name}');"
-                  for name in _ordered(by_kind.get("reference", []), schema)]
+    steps = [Step(sql=s, phase="settings", locks="none") for s in SETTINGS]
+    steps.append(Step(sql=_text("SET citus.shard_count = {n};", n=sql.SQL(str(SHARD_COUNT))), phase="settings",
+                      locks="none"))
+    steps += [Step(sql=_text("SELECT create_reference_table({name});", name=name), phase="reference", table=name,
+                   locks="writes to the table wait while its rows are copied to every node (small tables)")
+              for name in _ordered(by_kind.get("reference", []), schema)]
     tenant_tables = [name for name in by_kind.get("distributed", []) if name not in OTHER_DISTRIBUTED]
+    distributed = set(by_kind.get("distributed", []))
+    between = sorted((k for k in schema.foreign_keys if k.table in distributed and k.ref_table in distributed),
+                     key=lambda k: (k.table, k.name))
+    steps += [Step(sql=_text("ALTER TABLE {id_t} DROP CONSTRAINT {id_k};", id_t=key.table, id_k=key.name),
+                   phase="drop-key", table=key.table,
+                   locks="ACCESS EXCLUSIVE on both tables for an instant (catalog only)") for key in between]
     anchor = None
     for name in _ordered(tenant_tables, schema):
-        colocate = f", colocate_with => '{anchor}'" if anchor else ""
-        statements.append(f"SELECT create_distributed_table('{name}', '{DISTRIBUTION_COLUMN}'{colocate});")
+        template = ("SELECT create_distributed_table_concurrently({name}, {column}, colocate_with => {anchor});"
+                    if anchor else "SELECT create_distributed_table_concurrently({name}, {column});")
+        steps.append(Step(
+            sql=_text(template, name=name, column=DISTRIBUTION_COLUMN, anchor=anchor or ""),
+            phase="distribute", table=name,
+            locks="SHARE UPDATE EXCLUSIVE while the rows copy: reads and writes go on, DDL waits; writes pause "
+                  "for a moment at the switch"))
         anchor = anchor or name
-    statements += [f"SELECT create_distributed_table('{name}', '{column}', colocate_with => 'none');"
-                   for name, column in sorted(OTHER_DISTRIBUTED.items()) if name in schema.tables]
-    return statements
+    steps += [Step(sql=_text("SELECT create_distributed_table_concurrently({name}, {column}, colocate_with => 'none');",
+                             name=name, column=column),
+                   phase="distribute", table=name, locks="as above")
+              for name, column in sorted(OTHER_DISTRIBUTED.items()) if name in schema.tables]
+    for key in between:
+        steps.append(Step(sql=_text("ALTER TABLE {id_t} ADD CONSTRAINT {id_k} {definition} NOT VALID;",
+                                    id_t=key.table, id_k=key.name, definition=sql.SQL(key.definition)),
+                          phase="add-key", table=key.table,
+                          locks="SHARE ROW EXCLUSIVE on both tables for an instant: existing rows are not read"))
+    steps += [Step(sql=_text("ALTER TABLE {id_t} VALIDATE CONSTRAINT {id_k};", id_t=key.table, id_k=key.name),
+                   phase="validate-key", table=key.table,
+                   locks="SHARE UPDATE EXCLUSIVE while it reads every row: writes go on")
+              for key in between]
+    steps += [Step(sql=_text("SELECT * FROM run_command_on_workers({command});", command=statement),
+                   phase="workers", locks="none (a catalog flag on each worker)")
+              for statement in _leakproof_statements()]
+    return steps
+
+
+def citus_statements(schema: Schema) -> list[str]:
+    """The plan's statements alone, as `manage.py distribute --plan` prints them."""
+    return [step.sql for step in distribution_plan(schema)]

@@ -9,26 +9,38 @@ spend up to twice the limit across a window boundary, which is acceptable for ab
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import connections
+from django.utils import timezone
 
 # One request in this many sweeps windows that have ended, so the table stays small without a cron.
 _SWEEP_ONE_IN = 200
 
+# The window is computed from the app's clock and passed in, with no CTE and no clock_timestamp():
+# on Citus the counter table is distributed by bucket, and an INSERT ... VALUES naming the bucket
+# with only IMMUTABLE expressions in ON CONFLICT ... SET routes to one shard (docs/decisions/0121).
 _UPSERT = """
-WITH clock AS (
-    SELECT clock_timestamp() AS now,
-           to_timestamp(floor(extract(epoch FROM clock_timestamp()) / %(window)s) * %(window)s) AS start
-)
 INSERT INTO tenants_ratelimit AS r (bucket, window_start, expires_at, hits)
-SELECT %(bucket)s, clock.start, clock.start + make_interval(secs => %(window)s), 1 FROM clock
+VALUES (%(bucket)s, %(start)s, %(expires)s, 1)
 ON CONFLICT (bucket, window_start) DO UPDATE SET hits = r.hits + 1
-RETURNING r.hits, ceil(extract(epoch FROM r.expires_at - clock_timestamp()))::integer
+RETURNING r.hits, r.expires_at
 """
+# Every bucket's ended windows: a statement across shards on purpose (the statement check's
+# allow-list names it), with the time as a parameter so Citus accepts it.
+_SWEEP = "DELETE FROM tenants_ratelimit WHERE expires_at < %(now)s"
+
+
+def window_of(*, now: dt.datetime, window_seconds: int) -> tuple[dt.datetime, dt.datetime]:
+    """The fixed window holding `now`: its start (a multiple of the window since the epoch) and end."""
+    start = math.floor(now.timestamp() / window_seconds) * window_seconds
+    begins = dt.datetime.fromtimestamp(start, tz=dt.timezone.utc)
+    return begins, begins + dt.timedelta(seconds=window_seconds)
 
 
 @dataclass(frozen=True)
@@ -51,11 +63,14 @@ def rate_limit(*, bucket: str, limit: int, window_seconds: int, using: str = "de
         return RateDecision(allowed=True, retry_after=0, remaining=0, limit=0)
     if window_seconds <= 0:
         raise ValueError("window_seconds must be positive")
+    now = timezone.now()
+    start, expires = window_of(now=now, window_seconds=int(window_seconds))
     with connections[using].cursor() as cursor:
-        cursor.execute(_UPSERT, {"bucket": bucket[:200], "window": int(window_seconds)})
-        hits, seconds_left = cursor.fetchone()
+        cursor.execute(_UPSERT, {"bucket": bucket[:200], "start": start, "expires": expires})
+        hits, expires_at = cursor.fetchone()
         if random.randrange(_SWEEP_ONE_IN) == 0:
-            cursor.execute("DELETE FROM tenants_ratelimit WHERE expires_at < clock_timestamp()")
+            cursor.execute(_SWEEP, {"now": now})
+    seconds_left = math.ceil((expires_at - now).total_seconds())
     if hits <= limit:
         return RateDecision(allowed=True, retry_after=0, remaining=limit - hits, limit=limit)
     return RateDecision(allowed=False, retry_after=max(1, int(seconds_left)), remaining=0, limit=limit)
@@ -64,7 +79,7 @@ def rate_limit(*, bucket: str, limit: int, window_seconds: int, using: str = "de
 def rate_limit_sweep(*, using: str = "default") -> int:
     """Delete counters of windows that have ended; returns how many went."""
     with connections[using].cursor() as cursor:
-        cursor.execute("DELETE FROM tenants_ratelimit WHERE expires_at < clock_timestamp()")
+        cursor.execute(_SWEEP, {"now": timezone.now()})
         return int(cursor.rowcount)
 
 

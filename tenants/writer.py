@@ -109,11 +109,14 @@ class ChunkWriter:
     def insert_columns(self, cursor: Any, columns: ChunkColumns) -> None:
         """Insert chunk rows given as columns, and add them to the BM25 statistics.
 
-        One statement per call: each column travels as one array and PostgreSQL unnests them,
-        so the client builds a dozen lists instead of a tuple of parameters per row (the
-        writer thread shares the GIL and both cores with the encoder), and the statistics are
-        counted from the inserted rows' RETURNING instead of reading them back. PostgreSQL
-        refuses COPY into a table with row-level security; an INSERT passes WITH CHECK.
+        Each column travels as one array and PostgreSQL unnests them, so the client builds a
+        dozen lists instead of a tuple of parameters per row (the writer thread shares the GIL
+        and both cores with the encoder). The statistics are then counted from the new rows,
+        found by the ids the INSERT returned, in two INSERT ... SELECTs of the same tenant: three
+        statements where one data-modifying CTE chain did it, because Citus plans such a chain
+        apart through the coordinator while each of these routes to the tenant's shard
+        (docs/decisions/0121). PostgreSQL refuses COPY into a table with row-level security; an
+        INSERT passes WITH CHECK.
         Vectors go as one vector[] in pgvector's binary format; each row's exact terms are a
         slice of one flat text[] (PostgreSQL arrays of arrays must be rectangular).
         """
@@ -125,6 +128,8 @@ class ChunkWriter:
         params = _column_params(tenant_id=self.tenant_id, columns=columns, count=count)
         with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
             binary.execute(_INSERT_COLUMNS, params)
+            ids = self._ids(binary.fetchall())
+        self._count_statistics(cursor, "c.id = ANY(%(ids)s)", {"ids": ids})
 
     def other_encoder(self, cursor: Any, encoder: str) -> str | None:
         """An encoder other than `encoder` that wrote some of this tenant's vectors, or None."""
@@ -235,35 +240,41 @@ class ChunkWriter:
         Runs in the writer's transaction, so text and statistics never disagree; ingests of a
         tenant are serialised (corpus.ingest.store.tenant_ingest_lock), so increments never race.
         """
-        params = {"t": self.tenant_id, "d": list(document_ids)}
+        if sign > 0:
+            self._count_statistics(cursor, "c.document_id = ANY(%(d)s)", {"d": list(document_ids)})
+            return
+        # Decrements are UPDATEs: an INSERT … ON CONFLICT would test its negative
+        # proposed row against the CHECK (df >= 0) before ever reaching the update.
+        live = "WHERE c.tenant_id = %(t)s AND c.document_id = ANY(%(d)s) AND NOT c.archived"
+        self._run(cursor, [
+            "UPDATE {terms} s SET df = s.df - x.n FROM (SELECT c.audience_id, u.lexeme, count(*) AS n"
+            " FROM {chunk} c, unnest(c.tsv) u " + live + " GROUP BY 1, 2) x"
+            " WHERE s.tenant_id = %(t)s AND s.audience_id = x.audience_id AND s.term = x.lexeme",
+            "UPDATE {totals} s SET chunk_count = s.chunk_count - x.n, term_total = s.term_total - x.total"
+            " FROM (SELECT c.audience_id, count(*) AS n, coalesce(sum(c.term_count), 0) AS total"
+            " FROM {chunk} c " + live + " GROUP BY 1) x"
+            " WHERE s.tenant_id = %(t)s AND s.audience_id = x.audience_id",
+            "DELETE FROM {terms} WHERE tenant_id = %(t)s AND df = 0",
+        ], {"d": list(document_ids)})
+
+    def _count_statistics(self, cursor: Any, chunks: str, params: dict[str, Any]) -> None:
+        """Add the live chunks of this tenant that `chunks` selects (a condition on `c`) to the statistics."""
+        live = "WHERE c.tenant_id = %(t)s AND " + chunks + " AND NOT c.archived"
+        self._run(cursor, [
+            "INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
+            " SELECT c.tenant_id, c.audience_id, u.lexeme, count(*) FROM {chunk} c, unnest(c.tsv) u " + live +
+            " GROUP BY 1, 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df",
+            "INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
+            " SELECT c.tenant_id, c.audience_id, count(*), coalesce(sum(c.term_count), 0) FROM {chunk} c " + live +
+            " GROUP BY 1, 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
+            " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total",
+        ], params)
+
+    def _run(self, cursor: Any, statements: Sequence[str], params: dict[str, Any]) -> None:
         names = {"chunk": sql.Identifier(CHUNK_TABLE), "terms": sql.Identifier(TERM_STATS_TABLE),
                  "totals": sql.Identifier(AUDIENCE_STATS_TABLE)}
-        live = "WHERE c.tenant_id = %(t)s AND c.document_id = ANY(%(d)s) AND NOT c.archived"
-        if sign > 0:
-            statements = [
-                "INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
-                " SELECT c.tenant_id, c.audience_id, u.lexeme, count(*) FROM {chunk} c, unnest(c.tsv) u " + live +
-                " GROUP BY 1, 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df",
-                "INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
-                " SELECT c.tenant_id, c.audience_id, count(*), coalesce(sum(c.term_count), 0) FROM {chunk} c " + live +
-                " GROUP BY 1, 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
-                " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total",
-            ]
-        else:
-            # Decrements are UPDATEs: an INSERT … ON CONFLICT would test its negative
-            # proposed row against the CHECK (df >= 0) before ever reaching the update.
-            statements = [
-                "UPDATE {terms} s SET df = s.df - x.n FROM (SELECT c.audience_id, u.lexeme, count(*) AS n"
-                " FROM {chunk} c, unnest(c.tsv) u " + live + " GROUP BY 1, 2) x"
-                " WHERE s.tenant_id = %(t)s AND s.audience_id = x.audience_id AND s.term = x.lexeme",
-                "UPDATE {totals} s SET chunk_count = s.chunk_count - x.n, term_total = s.term_total - x.total"
-                " FROM (SELECT c.audience_id, count(*) AS n, coalesce(sum(c.term_count), 0) AS total"
-                " FROM {chunk} c " + live + " GROUP BY 1) x"
-                " WHERE s.tenant_id = %(t)s AND s.audience_id = x.audience_id",
-                "DELETE FROM {terms} WHERE tenant_id = %(t)s AND df = 0",
-            ]
         for statement in statements:
-            cursor.execute(sql.SQL(statement).format(**names).as_string(None), params)
+            cursor.execute(sql.SQL(statement).format(**names).as_string(None), {"t": self.tenant_id, **params})
 
     def set_contested(self, cursor: Any, document_ids: Sequence[int], match: str) -> list[int]:
         """Tag the live chunks of these documents that contain `match` (case-insensitive)."""
@@ -300,8 +311,7 @@ def configured_encoder() -> str:
 
 # What ChunkWriter.insert_columns sends; its docstring says why it has this shape.
 _INSERT_COLUMNS = sql.SQL(
-    "WITH new AS ("
-    " INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
+    "INSERT INTO {chunk} (tenant_id, document_id, audience_id, ordinal, heading_path, content, page,"
     " token_count, embedding, ts_config, contested, context_blurb, exact_terms, language_keys, encoder,"
     " token_states)"
     " SELECT %(t)s, r.document_id, r.audience_id, r.ordinal, r.heading_path, r.content, r.page,"
@@ -314,18 +324,8 @@ _INSERT_COLUMNS = sql.SQL(
     " %(term_end)s::integer[], %(term_n)s::integer[], %(language_keys)s::text[], %(token_states)b::bytea[])"
     " AS r(document_id, audience_id, ordinal, heading_path, content, page, token_count, embedding,"
     " ts_config, contested, context_blurb, term_end, term_n, language_keys, token_states)"
-    " RETURNING audience_id, tsv, term_count, archived"
-    "), terms AS ("
-    " INSERT INTO {terms} AS s (tenant_id, audience_id, term, df)"
-    " SELECT %(t)s, n.audience_id, u.lexeme, count(*) FROM new n, unnest(n.tsv) u WHERE NOT n.archived"
-    " GROUP BY 2, 3 ON CONFLICT (tenant_id, audience_id, term) DO UPDATE SET df = s.df + EXCLUDED.df"
-    ")"
-    " INSERT INTO {totals} AS s (tenant_id, audience_id, chunk_count, term_total)"
-    " SELECT %(t)s, n.audience_id, count(*), coalesce(sum(n.term_count), 0) FROM new n WHERE NOT n.archived"
-    " GROUP BY 2 ON CONFLICT (tenant_id, audience_id) DO UPDATE"
-    " SET chunk_count = s.chunk_count + EXCLUDED.chunk_count, term_total = s.term_total + EXCLUDED.term_total"
-).format(chunk=sql.Identifier(CHUNK_TABLE), terms=sql.Identifier(TERM_STATS_TABLE),
-         totals=sql.Identifier(AUDIENCE_STATS_TABLE))
+    " RETURNING id, tenant_id"
+).format(chunk=sql.Identifier(CHUNK_TABLE))
 
 
 def _column_params(*, tenant_id: int, columns: ChunkColumns, count: int) -> dict[str, Any]:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
 
 from tenants.rls import tenant_context
 
@@ -20,19 +23,21 @@ PENDING_TTL_SECONDS = 60
 # POST removes more than it adds, so the table stays at about one minute of questions.
 _SWEEP_LIMIT = 50
 
+# The time is the app's, passed as %(now)s: Citus refuses a VOLATILE clock_timestamp() in the
+# WHERE of a DELETE on a distributed table (docs/decisions/0121), and one clock for the store and
+# the claim keeps them agreeing.
 # answering_pendingask_tenant_expires_idx (tenant_id, expires_at) finds the expired rows.
 _SWEEP = """
 DELETE FROM answering_pendingask
  WHERE id IN (SELECT id FROM answering_pendingask
-               WHERE tenant_id = %(tenant)s AND expires_at < clock_timestamp()
+               WHERE tenant_id = %(tenant)s AND expires_at < %(now)s
                LIMIT %(limit)s)
    AND tenant_id = %(tenant)s
 """
 
 _INSERT = """
 INSERT INTO answering_pendingask (id, tenant_id, user_id, question, history, conversation_id, turn_id, expires_at)
-VALUES (%(id)s, %(tenant)s, %(user)s, %(question)s, %(history)s::jsonb, %(conversation)s, %(turn)s,
-        clock_timestamp() + make_interval(secs => %(ttl)s))
+VALUES (%(id)s, %(tenant)s, %(user)s, %(question)s, %(history)s::jsonb, %(conversation)s, %(turn)s, %(expires)s)
 """
 
 # The primary key finds the row; DELETE ... RETURNING makes the claim atomic: of two GETs
@@ -40,7 +45,7 @@ VALUES (%(id)s, %(tenant)s, %(user)s, %(question)s, %(history)s::jsonb, %(conver
 _CLAIM = """
 DELETE FROM answering_pendingask
  WHERE id = %(id)s AND tenant_id = %(tenant)s AND user_id IS NOT DISTINCT FROM %(user)s
-   AND expires_at >= clock_timestamp()
+   AND expires_at >= %(now)s
 RETURNING user_id, question, history, conversation_id, turn_id
 """
 
@@ -48,7 +53,7 @@ RETURNING user_id, question, history, conversation_id, turn_id
 _HELD_BY_ANOTHER = """
 SELECT 1 FROM answering_pendingask
  WHERE id = %(id)s AND tenant_id = %(tenant)s AND user_id IS DISTINCT FROM %(user)s
-   AND expires_at >= clock_timestamp()
+   AND expires_at >= %(now)s
 """
 
 
@@ -77,12 +82,13 @@ def pending_ask_store(*, ask: PendingAsk) -> str:
     apart (a 404) without reading across tenants; the random part is the secret.
     """
     pending_id = f"{int(ask.tenant_id)}.{secrets.token_urlsafe(32)}"
+    now = timezone.now()
     with tenant_context(ask.tenant_id) as cursor:
-        cursor.execute(_SWEEP, {"tenant": ask.tenant_id, "limit": _SWEEP_LIMIT})
+        cursor.execute(_SWEEP, {"tenant": ask.tenant_id, "limit": _SWEEP_LIMIT, "now": now})
         cursor.execute(_INSERT, {
             "id": pending_id, "tenant": ask.tenant_id, "user": ask.user_id, "question": ask.question,
             "history": json.dumps(ask.history), "conversation": ask.conversation_id, "turn": ask.turn_id,
-            "ttl": PENDING_TTL_SECONDS,
+            "expires": now + timedelta(seconds=PENDING_TTL_SECONDS),
         })
     return pending_id
 
@@ -97,7 +103,7 @@ def pending_ask_claim(*, pending_id: str, tenant_id: int, user_id: int | None) -
         raise PendingUnknown("malformed id")
     if int(prefix) != tenant_id:
         raise PendingForeign("issued for another tenant")
-    params = {"id": pending_id, "tenant": tenant_id, "user": user_id}
+    params = {"id": pending_id, "tenant": tenant_id, "user": user_id, "now": timezone.now()}
     with tenant_context(tenant_id) as cursor:
         cursor.execute(_CLAIM, params)
         row = cursor.fetchone()

@@ -390,7 +390,7 @@ class TraceAdmin(TenantScopedAdmin):
 
     @admin.display(description=gettext_lazy("escalation"))
     def escalation_link(self, obj: Trace) -> str:
-        escalation = Escalation.objects.filter(trace_id=obj.pk).values_list("pk", "status").first()
+        escalation = Escalation.objects.filter(tenant_id=obj.tenant_id, trace_id=obj.pk).values_list("pk", "status").first()
         if escalation is None:
             return "—"
         url = reverse("admin:answering_escalation_change", args=[escalation[0]])

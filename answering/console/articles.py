@@ -184,7 +184,8 @@ def _agent_messages(escalation: Escalation) -> list[str]:
 
 def _reload(escalation: Escalation) -> Escalation:
     with tenant_context(escalation.tenant_id):
-        return Escalation.objects.select_related("tenant", "knowledge_job").get(pk=escalation.pk)
+        return Escalation.objects.select_related("tenant", "knowledge_job").get(
+            tenant_id=escalation.tenant_id, pk=escalation.pk)
 
 
 def article_draft_start(*, escalation: Escalation, user: Any) -> Escalation:

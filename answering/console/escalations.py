@@ -32,7 +32,7 @@ def ticket_slug(escalation: Escalation) -> str:
 
 
 def _reload(escalation: Escalation) -> Escalation:
-    return Escalation.objects.select_related("assignee", "tenant").get(pk=escalation.pk)
+    return Escalation.objects.select_related("assignee", "tenant").get(tenant_id=escalation.tenant_id, pk=escalation.pk)
 
 
 def escalation_claim(*, escalation: Escalation, user: Any) -> Escalation:

@@ -39,7 +39,9 @@ def escalation_body(escalation: Escalation) -> dict[str, Any]:
 
 def _load(tenant_id: int, escalation_id: int) -> Escalation | None:
     with tenant_context(tenant_id):
-        return Escalation.objects.select_related("tenant", "trace").filter(pk=escalation_id, tenant_id=tenant_id).first()
+        # trace__tenant_id: the join names the tenant on both sides, as Citus needs (docs/decisions/0121).
+        return Escalation.objects.select_related("tenant", "trace").filter(
+            pk=escalation_id, tenant_id=tenant_id, trace__tenant_id=tenant_id).first()
 
 
 def _created(tenant_id: int, escalation_id: int) -> None:

@@ -10,9 +10,11 @@ rows outright, wherever their questions went.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -24,11 +26,14 @@ from tenants.models import Tenant
 from tenants.rls import tenant_context
 
 # Traces: everything a person wrote or was told goes; the numbers and the gate's decision stay.
+# The new details are the stamp (a parameter) with the cache part set into it by jsonb_set, all
+# IMMUTABLE: Citus refuses a STABLE function such as jsonb_build_object() given a column in an
+# UPDATE of a distributed table (docs/decisions/0121).
 _ANONYMISE_TRACES = """
 UPDATE answering_trace
    SET question = '', rewritten_query = '', answer = '', conversation_id = '', feedback_comment = '',
        citations = '[]',
-       details = jsonb_strip_nulls(jsonb_build_object('cache', details -> 'cache', 'anonymised_at', %(now)s::text))
+       details = jsonb_strip_nulls(jsonb_set(%(stamp)s::jsonb, '{cache}', coalesce(details -> 'cache', 'null'::jsonb)))
  WHERE tenant_id = %(t)s AND created_at < %(before)s AND NOT (details ? 'anonymised_at')
 """
 _ANONYMISE_ESCALATIONS = """
@@ -72,7 +77,8 @@ def retention_apply(*, tenant: Tenant, now: dt.datetime | None = None) -> Retent
     now = now or timezone.now()
     before = now - dt.timedelta(days=handoff_config(tenant_id=tenant.id).retention_days)
     report = RetentionReport(tenant=tenant.slug, before=before.isoformat())
-    params = {"t": tenant.id, "before": before, "now": now.isoformat()}
+    params = {"t": tenant.id, "before": before,
+              "stamp": json.dumps({"anonymised_at": now.isoformat()})}
     with tenant_context(tenant.id) as cursor:
         # Index: answering_trace_tenant_created_idx (tenant_id, created_at DESC).
         cursor.execute(_ANONYMISE_TRACES, params)
@@ -130,9 +136,13 @@ def _erase(tenant: Tenant, escalations: Q, contact: str) -> ErasureReport:
             Q(escalation_id__in=escalation_ids) | Q(trace_id__in=trace_ids), tenant_id=tenant.id).count()
         report.escalations = len(escalation_ids)
         # Escalations, their messages and webhook deliveries go with their traces (ON DELETE CASCADE).
-        mine.delete()
-        report.traces = Trace.objects.filter(pk__in=trace_ids, tenant_id=tenant.id).delete()[1].get(
-            Trace._meta.label, 0)
+        # SQL naming the tenant, not QuerySet.delete(): Django's collector reads and deletes the
+        # related rows by primary key alone, every shard on Citus (docs/decisions/0121).
+        with connection.cursor() as cursor:
+            params: dict[str, Any] = {"t": tenant.id, "e": escalation_ids, "tr": list(trace_ids)}
+            cursor.execute("DELETE FROM answering_escalation WHERE tenant_id = %(t)s AND id = ANY(%(e)s)", params)
+            cursor.execute("DELETE FROM answering_trace WHERE tenant_id = %(t)s AND id = ANY(%(tr)s)", params)
+            report.traces = cursor.rowcount
     report.cache_entries = cache.purge_built_from(tenant_id=tenant.id, trace_ids=trace_ids, queries=questions)
     return report
 

@@ -18,6 +18,7 @@ be exceeded.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from django.conf import settings
+from django.utils import timezone
 
 from answering.providers.chain import (
     ProviderChain,
@@ -43,36 +45,48 @@ __all__ = ["SpendCapReached", "TenantMeter", "chain_within_cap", "daily_cap_usd"
 log = logging.getLogger(__name__)
 ChainT = TypeVar("ChainT")
 
-_TODAY = "(clock_timestamp() AT TIME ZONE 'UTC')::date"
-
+# The day and the time come from the app (UTC) as parameters, and ON CONFLICT ... SET holds only
+# IMMUTABLE functions: Citus refuses clock_timestamp() and even the STABLE jsonb_build_object()
+# there, so the stage's totals are rebuilt with jsonb_set and text casts (docs/decisions/0121).
 # Reads one row by the primary key (tenant_id, day), under the tenant's RLS context.
-_READ = f"""
+_READ = """
 SELECT s.cost_usd, s.calls, s.input_tokens, s.output_tokens, s.by_stage
-FROM tenants_daily_spend s WHERE s.tenant_id = %(tenant_id)s AND s.day = {_TODAY}
+FROM tenants_daily_spend s WHERE s.tenant_id = %(tenant_id)s AND s.day = %(day)s
 """
+
+
+def _stage_total(field: str, cast: str) -> str:
+    """The stage's running total of `field` plus this call's, as jsonb, with immutable casts only."""
+    added = "1" if field == "calls" else f"excluded.{field}"
+    return (f"((coalesce((s.by_stage #>> ARRAY[%(stage)s::text, '{field}'])::{cast}, 0) + {added})::text)::jsonb")
+
 
 # The whole add is one statement: concurrent calls serialise on the row lock of the primary
 # key (tenant_id, day), so no increment is lost and the stage totals move with the total.
 _ADD = f"""
-INSERT INTO tenants_daily_spend AS s (tenant_id, day, calls, input_tokens, output_tokens, cost_usd, by_stage)
-VALUES (%(tenant_id)s, {_TODAY}, 1, %(input_tokens)s, %(output_tokens)s, %(cost)s,
+INSERT INTO tenants_daily_spend AS s (tenant_id, day, calls, input_tokens, output_tokens, cost_usd, by_stage,
+                                      updated_at)
+VALUES (%(tenant_id)s, %(day)s, 1, %(input_tokens)s, %(output_tokens)s, %(cost)s,
         jsonb_build_object(%(stage)s::text, jsonb_build_object('calls', 1, 'input_tokens', %(input_tokens)s,
-                                                               'output_tokens', %(output_tokens)s, 'cost_usd', %(cost)s)))
+                                                               'output_tokens', %(output_tokens)s, 'cost_usd', %(cost)s)),
+        %(now)s)
 ON CONFLICT (tenant_id, day) DO UPDATE SET
     calls = s.calls + 1,
     input_tokens = s.input_tokens + excluded.input_tokens,
     output_tokens = s.output_tokens + excluded.output_tokens,
     cost_usd = s.cost_usd + excluded.cost_usd,
-    by_stage = s.by_stage || jsonb_build_object(%(stage)s::text, jsonb_build_object(
-        'calls', coalesce((s.by_stage #>> ARRAY[%(stage)s::text, 'calls'])::bigint, 0) + 1,
-        'input_tokens', coalesce((s.by_stage #>> ARRAY[%(stage)s::text, 'input_tokens'])::bigint, 0)
-                        + excluded.input_tokens,
-        'output_tokens', coalesce((s.by_stage #>> ARRAY[%(stage)s::text, 'output_tokens'])::bigint, 0)
-                         + excluded.output_tokens,
-        'cost_usd', coalesce((s.by_stage #>> ARRAY[%(stage)s::text, 'cost_usd'])::numeric, 0) + excluded.cost_usd)),
-    updated_at = clock_timestamp()
+    by_stage = jsonb_set(s.by_stage, ARRAY[%(stage)s::text], jsonb_set(jsonb_set(jsonb_set(jsonb_set('{{}}'::jsonb,
+        '{{calls}}', {_stage_total("calls", "bigint")}),
+        '{{input_tokens}}', {_stage_total("input_tokens", "bigint")}),
+        '{{output_tokens}}', {_stage_total("output_tokens", "bigint")}),
+        '{{cost_usd}}', {_stage_total("cost_usd", "numeric")})),
+    updated_at = excluded.updated_at
 RETURNING s.cost_usd
 """
+
+
+def _today() -> dt.date:
+    return timezone.now().astimezone(dt.timezone.utc).date()
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ def daily_cap_usd(*, tenant: Tenant) -> Decimal:
 def usage_today(*, tenant: Tenant) -> DaySpend:
     """The tenant's counter for the current UTC day (zero before its first call)."""
     with tenant_context(tenant.id) as cursor:
-        cursor.execute(_READ, {"tenant_id": tenant.id})
+        cursor.execute(_READ, {"tenant_id": tenant.id, "day": _today()})
         row = cursor.fetchone()
     if row is None:
         return DaySpend(cost_usd=Decimal(0))
@@ -108,8 +122,10 @@ def spend_today_usd(*, tenant: Tenant) -> Decimal:
 def record_spend(*, tenant: Tenant, stage: str, usage: Usage) -> Decimal:
     """Add one call to the tenant's counter; returns the day's total after it. Commits on its
     own when no transaction is open (every product path), so other workers see it at once."""
+    now = timezone.now()
     params = {"tenant_id": tenant.id, "stage": stage[:40], "input_tokens": int(usage.input_tokens),
-              "output_tokens": int(usage.output_tokens), "cost": Decimal(str(round(float(usage.cost_usd), 9)))}
+              "output_tokens": int(usage.output_tokens), "cost": Decimal(str(round(float(usage.cost_usd), 9))),
+              "day": now.astimezone(dt.timezone.utc).date(), "now": now}
     with tenant_context(tenant.id) as cursor:
         cursor.execute(_ADD, params)
         return Decimal(cursor.fetchone()[0])

@@ -113,7 +113,7 @@ def test_a_kb_article_never_contains_the_replys_greeting_or_the_askers_name(acme
     for personal in ("Ann", "Lee", "ann.lee", "Hi ", "Best", "Marek"):
         assert personal not in filed, personal
     assert (job.audience, job.source_type, job.origin) == ("public", "ticket", "escalation")
-    assert ingest_job_run(job_id=job.pk)["added"] == 1
+    assert ingest_job_run(job_id=job.pk, tenant_id=job.tenant_id)["added"] == 1
     again = answer(tenant=acme.tenant, audiences=["public"], question=QUESTION.split("?")[0] + "?",
                    use_default_chain=False)
     assert "Ann" not in again.text and "Hi " not in again.text
@@ -169,7 +169,7 @@ def test_a_published_article_is_a_document_listed_archived_and_deleted(acme: Any
     draft = articles.article_draft_start(escalation=resolved, user=acme.owner)
     job = articles.article_publish(escalation=draft, user=acme.owner, question=draft.article_question,
                                    answer=draft.article_answer, audience="customer")
-    ingest_job_run(job_id=job.pk)
+    ingest_job_run(job_id=job.pk, tenant_id=job.tenant_id)
     with rls_transaction(tenant_id=acme.tenant.id, all_audiences=True):
         document = Document.objects.get(tenant=acme.tenant, source_type="ticket")
     assert document.slug == f"ESC-{escalation.pk}" and document.title.startswith("Is there an official")

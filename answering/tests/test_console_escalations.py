@@ -90,7 +90,7 @@ def test_a_published_article_answers_the_same_question_next_time(acme: Any, glob
     with tenant_context(acme.tenant.id):
         assert Escalation.objects.get(pk=escalation.pk).knowledge_job_id == job.pk
 
-    report = ingest_job_run(job_id=job.pk)  # what the background worker runs for the job
+    report = ingest_job_run(job_id=job.pk, tenant_id=job.tenant_id)  # what the background worker runs for the job
     assert report["added"] == 1 and not report["failed"]
     with rls_transaction(tenant_id=acme.tenant.id, all_audiences=True):
         document = Document.objects.get(tenant=acme.tenant, source_type="ticket")

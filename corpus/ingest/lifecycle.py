@@ -117,7 +117,11 @@ def document_delete(*, tenant: Tenant, document_ids: Sequence[int],
         Document.objects.filter(tenant=tenant, pk__in=[p.pk for p in predecessors]).update(
             superseded_by=None, updated_at=timezone.now())
         retired = writer.delete_for_documents(cursor, ids)
-        Document.objects.filter(tenant=tenant, pk__in=ids).delete()
+        # Not QuerySet.delete(): Django's collector deletes the web pages and the documents by
+        # primary key alone, which on Citus visits every shard (docs/decisions/0121).
+        params = {"t": tenant.id, "d": ids}
+        cursor.execute("DELETE FROM corpus_webpage WHERE tenant_id = %(t)s AND document_id = ANY(%(d)s)", params)
+        cursor.execute("DELETE FROM corpus_document WHERE tenant_id = %(t)s AND id = ANY(%(d)s)", params)
         on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired, document_ids=ids)
     return LifecycleOutcome("delete", changed=ids, chunk_ids=retired, released=released)
 

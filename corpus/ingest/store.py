@@ -135,7 +135,7 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
             ):
                 outcomes.append("unchanged")  # another run got here first
             else:
-                Document.objects.filter(pk=document.pk).update(**fields)
+                Document.objects.filter(tenant=tenant, pk=document.pk).update(**fields)
                 replaced.append(document)
                 outcomes.append("changed")
             documents.append(document)

@@ -1,7 +1,7 @@
 """The migrated schema stays one Citus can distribute by tenant, co-located (docs/decisions/0048).
 
 Reads the catalog of the test database after every migration (tenants.distribution.read_schema)
-and applies Citus's rules for co-located distributed tables (tenants/tests/citus_rules.py): a
+and applies Citus's rules for co-located distributed tables (tenants/citus_rules.py): a
 tenant table (one with `tenant_id`) is distributed by it, and `tenant_id` is in each of its
 primary keys, unique constraints and unique indexes; foreign keys between distributed tables
 pair their `tenant_id`s; no reference table points at a distributed one. Every table is
@@ -30,7 +30,7 @@ from psycopg import sql
 
 from tenants.distribution import citus_statements, kind_of, read_schema
 from tenants.scope import ChunkQuery, TenantScope
-from tenants.tests.citus_rules import violations
+from tenants.citus_rules import violations
 from tenants.tests.test_source_lint import source_offenders
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
@@ -178,6 +178,7 @@ def test_every_statement_of_the_scope_routes_to_one_tenant(acme: Any) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.planted_sql
 def test_forced_fail_a_weld_over_a_set_of_tenants(acme: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A weld of `tenant_id = ANY(...)` or one under an OR would fan out to every shard."""
     monkeypatch.setattr(TenantScope, "_predicate", lambda self: sql.SQL(

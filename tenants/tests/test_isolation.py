@@ -149,18 +149,21 @@ def test_control_sentinels_are_findable_where_allowed(world: World) -> None:
 
 
 @pytest.mark.django_db(databases=ALL_DBS)
+@pytest.mark.planted_sql
 def test_forced_fail_dropped_predicate_trips_the_check(world: World) -> None:
     leaks = find_leaks(public_reader(world, "rls_bypass", PredicateDropped))
     assert leaks and leaks[0].startswith("tripwire:"), leaks
 
 
 @pytest.mark.django_db(databases=ALL_DBS)
+@pytest.mark.planted_sql
 def test_forced_fail_without_tripwire_the_content_check_goes_red(world: World) -> None:
     leaks = find_leaks(public_reader(world, "rls_bypass", PredicateAndTripwireDropped))
     assert set(leaks) == {SENTINEL_OTHER_TENANT, SENTINEL_INTERNAL, SENTINEL_ARCHIVED}
 
 
 @pytest.mark.django_db(databases=ALL_DBS)
+@pytest.mark.planted_sql
 def test_rls_catches_a_broken_scope_as_app_role(world: World) -> None:
     """Defence in depth: with the weld dropped, the database still refuses other tenants' rows."""
     leaks = find_leaks(public_reader(world, "default", PredicateAndTripwireDropped))

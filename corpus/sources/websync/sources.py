@@ -59,7 +59,8 @@ def websource_save(*, tenant: Tenant, audience: Audience, values: dict[str, Any]
             source = WebSource.objects.get(tenant=tenant, pk=source_id)
             rescheduled = source.schedule != fields["schedule"]
             WebSource.objects.filter(tenant=tenant, pk=source_id).update(audience=audience, **fields)
-            source.refresh_from_db()
+            # Not refresh_from_db(): it reads by primary key alone, every shard on Citus.
+            source = WebSource.objects.get(tenant=tenant, pk=source_id)
         if rescheduled:
             websync_schedule(tenant=tenant, source_id=source.pk, start=_now_if_scheduled(fields["schedule"]))
     return source

@@ -18,6 +18,8 @@ from django.core.management.commands.migrate import Command as DjangoMigrateComm
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from psycopg import sql
 
+from tenants.citus_rules import violations
+from tenants.distribution import distribution_plan, read_schema
 from tenants.routers import migrating_as
 
 OWNER_ALIAS = "owner"
@@ -86,6 +88,30 @@ def grant_app_privileges(*, using: str) -> GrantReport:
     return GrantReport(role, True, not (superuser or bypass), message)
 
 
+def citus_check(*, using: str) -> str:
+    """Refuse a migrated schema Citus could not distribute; on a Citus coordinator, name the
+    tables a migration added that are not distributed yet (docs/decisions/0122).
+
+    Runs after the migrations, so a refused migration stays applied: the command fails, CI fails,
+    and the fix is the next migration. Before would need the migration's own transaction."""
+    with connections[using].cursor() as cursor:
+        schema = read_schema(cursor)
+        problems = violations(schema)
+        if problems:
+            raise CommandError("Migrations applied, but the schema breaks Citus's rules for tables distributed "
+                               "by tenant_id (docs/scaling.md); fix it in a new migration before deploying:\n  "
+                               + "\n  ".join(problems))
+        cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
+        if cursor.fetchone() is None:
+            return ""
+        cursor.execute("SELECT logicalrelid::regclass::text FROM pg_dist_partition")
+        placed = {name for (name,) in cursor.fetchall()}
+    pending = sorted({s.table for s in distribution_plan(schema)
+                      if s.phase in ("reference", "distribute") and s.table and s.table not in placed})
+    return (f"Not yet distributed on this Citus coordinator: {', '.join(pending)}; run "
+            "`manage.py distribute --apply`.") if pending else ""
+
+
 class Command(DjangoMigrateCommand):
     help = DjangoMigrateCommand.help + " Runs as the owner role and grants the application role DML rights."
 
@@ -94,6 +120,9 @@ class Command(DjangoMigrateCommand):
             options["database"] = OWNER_ALIAS
         with migrating_as(options["database"]):
             super().handle(*args, **options)
+        pending = citus_check(using=options["database"])
+        if pending:
+            self.stderr.write(pending)
         report = grant_app_privileges(using=options["database"])
         if not report.safe:
             self.stderr.write(report.message)
