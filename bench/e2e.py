@@ -12,6 +12,13 @@ and at its peak under load. With `--cache off` every question runs the full pipe
 `on` is the product's default, where repeated questions are served from the answer cache.
 Writes bench/results/e2e.json (merged by cache mode).
 
+    .venv/bin/python bench/e2e.py --manual
+
+runs the same load against the developer database's `pgdocs` tenant (the whole PostgreSQL
+manual, `make pgdocs`), the questions of the pgdocs developer sets (normal and must-abstain,
+cycled), cache off, with 1 and then 4 clients, and reads where the time went from the traces
+the runs wrote (each stage's p50/p95). Writes bench/results/e2e-pgdocs.json (issue 51).
+
     .venv/bin/python bench/e2e.py --cache off --backends torch,onnx-int8
 
 runs one server per EMBEDDING_BACKEND back to back on the same database, the tenant re-encoded
@@ -41,11 +48,11 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
-def questions() -> list[str]:
+def questions(names: tuple[str, ...] = ("demo-paylane.yaml",)) -> list[str]:
     import yaml
 
     out = []
-    for name in ("demo-paylane.yaml",):
+    for name in names:
         data = yaml.safe_load((ROOT / "evaluation" / "golden" / name).read_text())
         out += [c["question"] for c in data["cases"] if c.get("type") in ("normal", "must_abstain", "stale")]
     return out
@@ -108,7 +115,8 @@ def encode_tenant_with(tenant: object, backend: str) -> None:
     reembed_tenant(tenant=tenant, encoder=encoder)  # type: ignore[arg-type]
 
 
-def serve_and_load(*, key: str, args: argparse.Namespace, backend: str | None) -> dict[str, object]:
+def serve_and_load(*, key: str, args: argparse.Namespace, backend: str | None,
+                   qs: list[str] | None = None) -> dict[str, object]:
     """One uvicorn process (EMBEDDING_BACKEND=backend when given) under the clients' load."""
     import httpx
 
@@ -139,7 +147,7 @@ def serve_and_load(*, key: str, args: argparse.Namespace, backend: str | None) -
         httpx.post(f"{url}/api/v1/ask", json={"question": "How do refunds work?"},
                    headers={"Authorization": f"Bearer {key}"}, timeout=120)
         rss_idle = rss_mb(server.pid)
-        result = asyncio.run(load(url, key, questions(), args.clients, args.seconds, server.pid))
+        result = asyncio.run(load(url, key, qs or questions(), args.clients, args.seconds, server.pid))
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -147,6 +155,56 @@ def serve_and_load(*, key: str, args: argparse.Namespace, backend: str | None) -
                    "answerer": "extractive (offline)", "load_average_after": [round(x, 2) for x in os.getloadavg()],
                    "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"})
     return result
+
+
+def stage_percentiles(tenant_id: int, since: float) -> dict[str, dict[str, float]]:
+    """Each stage's p50/p95 over the traces the run wrote (answering_trace.stage_ms)."""
+    import datetime as dt
+
+    from tenants.rls import rls_transaction
+
+    with rls_transaction(tenant_id=tenant_id, all_audiences=True) as cursor:
+        # Index: answering_trace's tenant and creation time; one run's few thousand rows.
+        cursor.execute("SELECT stage_ms FROM answering_trace WHERE tenant_id = %s AND created_at >= %s",
+                       [tenant_id, dt.datetime.fromtimestamp(since, tz=dt.timezone.utc)])
+        rows = [row[0] for row in cursor.fetchall()]
+    stages: dict[str, list[float]] = {}
+    for row in rows:
+        for stage, ms in (json.loads(row) if isinstance(row, str) else row).items():
+            stages.setdefault(stage, []).append(float(ms))
+    out = {}
+    for stage, values in stages.items():
+        values.sort()
+        out[stage] = {"p50": round(values[len(values) // 2], 1),
+                      "p95": round(values[min(len(values) - 1, int(len(values) * 0.95))], 1)}
+    return out
+
+
+def manual(args: argparse.Namespace) -> int:
+    """The answer path on a tenant the size of a manual (issue 51 item 3)."""
+    start_django(own_database=False, migrate=False)
+    from tenants import actions
+    from tenants.models import Tenant
+
+    tenant = Tenant.objects.filter(slug="pgdocs").first()
+    if tenant is None:
+        print("no pgdocs tenant in the developer database: run `make pgdocs` first")
+        return 1
+    qs = questions(("pgdocs-dev.yaml", "pgdocs-dev2.yaml"))
+    key = actions.api_key_create(tenant=tenant, name="bench e2e manual", rate_limit_per_minute=0).raw_key
+    report: dict[str, object] = {"tenant": "pgdocs", "questions": len(qs), "cache": "off",
+                                 "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    args.cache = "off"
+    for clients in (1, 4):
+        args.clients = clients
+        since = time.time()
+        run = serve_and_load(key=key, args=args, backend=None, qs=qs)
+        run["stage_ms"] = stage_percentiles(tenant.id, since)
+        report[f"clients_{clients}"] = run
+    out = ROOT / "bench" / "results" / "e2e-pgdocs.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    return 0
 
 
 def main() -> int:
@@ -160,7 +218,11 @@ def main() -> int:
     parser.add_argument("--backends", default="",
                         help="comma-separated EMBEDDING_BACKENDs run back to back, the tenant re-encoded by each "
                              "before its run (writes bench/results/e2e-encoder.json)")
+    parser.add_argument("--manual", action="store_true",
+                        help="the pgdocs tenant of the developer database, 1 and 4 clients (e2e-pgdocs.json)")
     args = parser.parse_args()
+    if args.manual:
+        return manual(args)
     start_django(own_database=True, migrate=True)
     from corpus.demo.load import demo_load
     from tenants import actions
