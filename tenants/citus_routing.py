@@ -34,6 +34,8 @@ from pglast import ast as _pglast_ast
 from pglast import parse_sql
 from pglast.enums import A_Expr_Kind, BoolExprType
 
+from tenants.sqltree import children, function_name, functions_in, has_column, walk
+
 # pglast types every node attribute as optional; the parser fills the ones read here for the node
 # kinds they are read on, so the nodes are handled as Any rather than narrowed at each access.
 ast: Any = _pglast_ast
@@ -80,7 +82,7 @@ def relations(statement: str) -> set[str]:
         tree = parse_sql(statement)
     except Exception:  # noqa: BLE001 - an unparsable statement touches nothing we can name
         return set()
-    return {node.relname for node in _walk(tree) if isinstance(node, ast.RangeVar) and node.relname}
+    return {node.relname for node in walk(tree) if isinstance(node, ast.RangeVar) and node.relname}
 
 
 def findings(*, statement: str, catalog: Catalog) -> list[Finding]:
@@ -95,61 +97,6 @@ def findings(*, statement: str, catalog: Catalog) -> list[Finding]:
     return list(dict.fromkeys(found))
 
 
-# --- walking ------------------------------------------------------------------------------------
-def _children(node: Any) -> Iterator[Any]:
-    if isinstance(node, tuple | list):
-        for item in node:
-            yield from _children(item) if isinstance(item, tuple | list) else [item]
-        return
-    if not isinstance(node, ast.Node):
-        return
-    for name in type(node).__slots__:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.Node):
-            yield value
-        elif isinstance(value, tuple | list):
-            yield from (v for v in _flatten(value) if isinstance(v, ast.Node))
-
-
-def _flatten(values: Any) -> Iterator[Any]:
-    for value in values:
-        if isinstance(value, tuple | list):
-            yield from _flatten(value)
-        else:
-            yield value
-
-
-def _walk(node: Any) -> Iterator[Any]:
-    stack = list(_children(node)) if isinstance(node, tuple | list) else [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(_children(current))
-
-
-def _function_name(node: Any) -> str | None:
-    if isinstance(node, ast.FuncCall):
-        return str(node.funcname[-1].sval)
-    if isinstance(node, ast.SQLValueFunction):
-        return node.op.name.removeprefix("SVFOP_").lower()
-    return None
-
-
-def _functions_in(node: Any, names: frozenset[str]) -> list[str]:
-    if node is None:
-        return []
-    found = []
-    for child in _walk(node if not isinstance(node, tuple | list) else list(node)):
-        name = _function_name(child)
-        if name is not None and name in names:
-            found.append(name)
-    return sorted(set(found))
-
-
-def _has_column(node: Any) -> bool:
-    return any(isinstance(child, ast.ColumnRef) for child in _walk(node))
-
-
 # --- statement-level rules ------------------------------------------------------------------------
 def _target(stmt: Any) -> str | None:
     relation = getattr(stmt, "relation", None)
@@ -157,12 +104,12 @@ def _target(stmt: Any) -> str | None:
 
 
 def _statement_findings(stmt: Any, catalog: Catalog) -> list[Finding]:
-    touched = {node.relname for node in _walk(stmt) if isinstance(node, ast.RangeVar)}
+    touched = {node.relname for node in walk(stmt) if isinstance(node, ast.RangeVar)}
     distributed = touched & set(catalog.distribution)
     if not distributed:
         return []
     found: list[Finding] = []
-    for node in _walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.CommonTableExpr) and isinstance(
                 node.ctequery, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt | ast.MergeStmt):
             found.append(Finding("modifying-cte", f"WITH {node.ctename} AS ({type(node.ctequery).__name__[:-4]}"
@@ -182,27 +129,27 @@ def _modification_findings(node: Any, catalog: Catalog) -> list[Finding]:
     where = getattr(node, "whereClause", None)
     if isinstance(node, ast.UpdateStmt | ast.DeleteStmt):
         kind = "UPDATE" if isinstance(node, ast.UpdateStmt) else "DELETE"
-        if names := _functions_in(where, catalog.volatile):
+        if names := functions_in(where, catalog.volatile):
             found.append(Finding("volatile", f"{kind} {table}: VOLATILE {', '.join(names)} in WHERE"))
         sets = [t.val for t in node.targetList or ()] if isinstance(node, ast.UpdateStmt) else []
-        if names := _functions_in(sets, catalog.volatile):
+        if names := functions_in(sets, catalog.volatile):
             found.append(Finding("volatile", f"UPDATE {table}: VOLATILE {', '.join(names)} in SET"))
         for expression in [where, *sets]:
             found += _irreducible(expression, table, catalog)
     if isinstance(node, ast.InsertStmt) and node.onConflictClause is not None:
         clause = node.onConflictClause
         for target in clause.targetList or ():
-            if not isinstance(target.val, ast.ColumnRef) and (names := _functions_in(target.val, catalog.mutable)):
+            if not isinstance(target.val, ast.ColumnRef) and (names := functions_in(target.val, catalog.mutable)):
                 found.append(Finding("mutable", f"INSERT {table} ON CONFLICT DO UPDATE SET {target.name} = "
                                      f"{', '.join(names)}(): must be IMMUTABLE"))
-        where_names = _functions_in(clause.whereClause, catalog.mutable)
+        where_names = functions_in(clause.whereClause, catalog.mutable)
         if clause.infer is not None:
-            where_names += _functions_in(clause.infer.whereClause, catalog.mutable)
+            where_names += functions_in(clause.infer.whereClause, catalog.mutable)
         if where_names:
             found.append(Finding("mutable", f"INSERT {table} ON CONFLICT ... WHERE {', '.join(where_names)}(): "
                                  "must be IMMUTABLE"))
     returning = getattr(node, "returningClause", None)
-    if returning is not None and (names := _functions_in(returning.exprs, catalog.mutable)):
+    if returning is not None and (names := functions_in(returning.exprs, catalog.mutable)):
         found.append(Finding("mutable", f"{type(node).__name__[:-4].upper()} {table} RETURNING "
                              f"{', '.join(names)}(): must be IMMUTABLE"))
     return found
@@ -213,12 +160,12 @@ def _irreducible(expression: Any, table: str | None, catalog: Catalog) -> list[F
     if expression is None:
         return []
     found = []
-    for node in _walk(expression):
-        name = _function_name(node)
+    for node in walk(expression):
+        name = function_name(node)
         if name in catalog.mutable and name not in catalog.volatile and isinstance(node, ast.FuncCall) and \
-                any(_has_column(arg) for arg in node.args or ()):
+                any(has_column(arg) for arg in node.args or ()):
             found.append(Finding("irreducible", f"{table}: STABLE {name}() given a column"))
-        if isinstance(node, ast.CoalesceExpr | ast.CaseExpr) and _functions_in(node, catalog.mutable):
+        if isinstance(node, ast.CoalesceExpr | ast.CaseExpr) and functions_in(node, catalog.mutable):
             found.append(Finding("irreducible", f"{table}: non-IMMUTABLE function inside CASE/COALESCE"))
     return found
 
@@ -376,7 +323,7 @@ class _Router:
             if all(self._value(row[position]) for row in rows):
                 self._union(term, _VALUE)
             return
-        if not {n.relname for n in _walk(select) if isinstance(n, ast.RangeVar)} & set(self.catalog.distribution):
+        if not {n.relname for n in walk(select) if isinstance(n, ast.RangeVar)} & set(self.catalog.distribution):
             # Rows the client sent (Django's bulk_create: SELECT * FROM UNNEST(arrays)): the
             # coordinator evaluates the SELECT and sends each row to its tenant's shard, as for VALUES.
             self._union(term, _VALUE)
@@ -421,13 +368,13 @@ class _Router:
         """Subqueries inside expressions are query levels of their own, seeing this one's tables."""
         if node is None:
             return
-        stack = list(_children(node)) if isinstance(node, tuple | list) else [node]
+        stack = list(children(node)) if isinstance(node, tuple | list) else [node]
         while stack:
             current = stack.pop()
             if isinstance(current, ast.SelectStmt):
                 self._statement(current, scope)
                 continue
-            stack.extend(_children(current))
+            stack.extend(children(current))
 
     def _level(self, scope: _Scope) -> None:
         if scope.uses:
@@ -442,8 +389,8 @@ class _Router:
 
     def _value(self, node: Any) -> bool:
         """One value known before planning: a constant, a parameter, an expression of those."""
-        return not any(isinstance(n, ast.ColumnRef | ast.SubLink | ast.SelectStmt) for n in _walk(node)) and \
-            not _functions_in(node, self.catalog.volatile)
+        return not any(isinstance(n, ast.ColumnRef | ast.SubLink | ast.SelectStmt) for n in walk(node)) and \
+            not functions_in(node, self.catalog.volatile)
 
     def _term(self, node: Any, scope: _Scope | None) -> Any:
         while isinstance(node, ast.TypeCast):

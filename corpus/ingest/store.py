@@ -100,15 +100,8 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
     """
     keys = [(item.parsed.source_type, item.parsed.slug) for item in items]
     if len(set(keys)) < len(keys):
-        # The same document twice in one window (two folders holding the same file name): the
-        # later replaces the earlier, exactly as if each had been written on its own.
-        cut = next(i for i, key in enumerate(keys) if key in keys[:i])
-        split = sum(len(item.drafts) for item in items[:cut])
-        states = list(token_states) or [None] * len(vectors)
-        return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split], encoder=encoder,
-                                token_states=states[:split])
-                + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:], encoder=encoder,
-                                  token_states=states[split:]))
+        return _write_around_repeat(tenant=tenant, items=items, keys=keys, vectors=vectors, encoder=encoder,
+                                    token_states=token_states)
     writer = ChunkWriter(tenant_id=tenant.id)
     now = timezone.now()
     with writer.rls_context() as cursor:
@@ -168,6 +161,20 @@ def _document_fields(*, tenant: Tenant, item: DocumentWrite, now: datetime) -> d
         "token_count": sum(d.token_count for d in item.drafts),
         "updated_at": now,
     }
+
+
+def _write_around_repeat(*, tenant: Tenant, items: Sequence[DocumentWrite], keys: list[tuple[str, str]],
+                         vectors: np.ndarray, encoder: str,
+                         token_states: Sequence[bytes | None]) -> list[tuple[str, int]]:
+    """The same document twice in one window (two folders holding the same file name): the later
+    replaces the earlier, exactly as if each had been written on its own."""
+    cut = next(i for i, key in enumerate(keys) if key in keys[:i])
+    split = sum(len(item.drafts) for item in items[:cut])
+    states = list(token_states) or [None] * len(vectors)
+    return (write_documents(tenant=tenant, items=items[:cut], vectors=vectors[:split], encoder=encoder,
+                            token_states=states[:split])
+            + write_documents(tenant=tenant, items=items[cut:], vectors=vectors[split:], encoder=encoder,
+                              token_states=states[split:]))
 
 
 def _chunk_columns(*, tenant: Tenant, items: Sequence[DocumentWrite], documents: Sequence[Document],
