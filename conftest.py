@@ -66,6 +66,21 @@ def _make_cast(slug: str) -> Cast:
     return Cast(tenant, owner, agent, outsider, ids["public"], ids["customer"], ids["internal"])
 
 
+def czech_cast(slug: str, *, root: Any, pages: dict[str, str]) -> Cast:
+    """A cast whose tenant writes in Czech (keyed, `simple` text search), `pages` written under
+    `root` and ingested."""
+    from corpus.ingest.flow import ingest_paths
+    from tenants.models import Tenant
+
+    cast = _make_cast(slug)
+    Tenant.objects.filter(pk=cast.tenant.pk).update(language="cs", text_search_config="simple")
+    cast.tenant.refresh_from_db()
+    for name, text in pages.items():
+        (root / name).write_text(text)
+    ingest_paths(tenant=cast.tenant, paths=[root])
+    return cast
+
+
 @pytest.fixture
 def acme(db: Any) -> Cast:
     return _make_cast("acme")

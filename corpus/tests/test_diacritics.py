@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
-from conftest import Cast, _make_cast
-from corpus.ingest.flow import ingest_paths
+from conftest import Cast, czech_cast
 from corpus.language.diacritics import restore_diacritics
 from retrieval.search import search
-from tenants.models import Tenant
 from tenants.scope import TenantScope
 
 
@@ -48,16 +46,12 @@ def test_a_question_with_any_diacritic_or_in_english_is_left_alone() -> None:
 @pytest.fixture(scope="module")
 def disk_help(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Cast:
     with django_db_blocker.unblock():
-        cast = _make_cast("cs-diacritics")
-        Tenant.objects.filter(pk=cast.tenant.pk).update(language="cs", text_search_config="simple")
-        cast.tenant.refresh_from_db()
         root: Path = tmp_path_factory.mktemp("disk")
-        (root / "disk.md").write_text("# Kontrola volného místa na disku\n\nKolik volného místa na disku zbývá, "
-                                      "zjistíte v aplikaci Analyzátor využití disku.\n")
-        (root / "tisk.md").write_text("# Tisk\n\nVýchozí tiskárnu nastavíte v Nastavení v části Tiskárny.\n")
-        (root / "zvuk.md").write_text("# Zvuk\n\nHlasitost nastavíte v horní liště.\n")
-        ingest_paths(tenant=cast.tenant, paths=[root])
-        return cast
+        return czech_cast("cs-diacritics", root=root, pages={
+            "disk.md": "# Kontrola volného místa na disku\n\nKolik volného místa na disku zbývá, "
+                       "zjistíte v aplikaci Analyzátor využití disku.\n",
+            "tisk.md": "# Tisk\n\nVýchozí tiskárnu nastavíte v Nastavení v části Tiskárny.\n",
+            "zvuk.md": "# Zvuk\n\nHlasitost nastavíte v horní liště.\n"})
 
 
 @pytest.mark.django_db

@@ -13,7 +13,7 @@ import pytest
 from django.test.utils import override_settings
 
 from cachelayer import service as cache
-from conftest import Cast, _make_cast
+from conftest import Cast, _make_cast, czech_cast
 from corpus.encoders import embedding
 from corpus.encoders.embedding import E5_SCALE, UNSCALED, encoder_for, get_encoder, identity_for
 from corpus.ingest.flow import ingest_paths
@@ -37,20 +37,10 @@ def _encoders_in(tenant: Tenant) -> dict[str, tuple[int, int]]:
         return {str(row[0]): (int(row[1]), int(row[2])) for row in cursor.fetchall()}
 
 
-def _czech(slug: str, root: Path) -> Cast:
-    cast = _make_cast(slug)
-    Tenant.objects.filter(pk=cast.tenant.pk).update(language="cs", text_search_config="simple")
-    cast.tenant.refresh_from_db()
-    for name, text in PAGES.items():
-        (root / name).write_text(text)
-    ingest_paths(tenant=cast.tenant, paths=[root])
-    return cast
-
-
 @pytest.fixture(scope="module")
 def czech(django_db_setup: Any, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Cast:
     with django_db_blocker.unblock():
-        return _czech("cs-encoder", tmp_path_factory.mktemp("cs"))
+        return czech_cast("cs-encoder", root=tmp_path_factory.mktemp("cs"), pages=PAGES)
 
 
 @pytest.mark.django_db

@@ -14,10 +14,8 @@ from typing import Any
 import pytest
 from django.test.utils import override_settings
 
-from conftest import _make_cast
-from corpus.ingest.flow import ingest_paths
+from conftest import czech_cast
 from retrieval.search import search
-from tenants.models import Tenant
 from tenants.scope import TenantScope
 
 DOCS = {
@@ -57,12 +55,7 @@ class KeyedTenants:
 
 
 def _tenant(slug: str, root: Path) -> TenantScope:
-    cast = _make_cast(slug)
-    Tenant.objects.filter(pk=cast.tenant.pk).update(language="cs", text_search_config="simple")
-    cast.tenant.refresh_from_db()
-    for name, text in DOCS.items():
-        (root / name).write_text(text)
-    ingest_paths(tenant=cast.tenant, paths=[root])
+    cast = czech_cast(slug, root=root, pages=DOCS)
     return TenantScope(tenant_id=cast.tenant.id, audience_ids=(cast.public_id,))
 
 
