@@ -10,7 +10,8 @@ and every row a statement touches comes back with its tenant, which must be the 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,7 +107,8 @@ class ChunkWriter:
         """Insert these rows (and count them into the BM25 statistics) in one statement."""
         self.insert_columns(cursor, ChunkColumns.from_rows(rows))
 
-    def insert_columns(self, cursor: Any, columns: ChunkColumns) -> None:
+    def insert_columns(self, cursor: Any, columns: ChunkColumns,
+                       stage: Callable[[str], AbstractContextManager[None]] = lambda name: nullcontext()) -> None:
         """Insert chunk rows given as columns, and add them to the BM25 statistics.
 
         Each column travels as one array and PostgreSQL unnests them, so the client builds a
@@ -116,7 +118,7 @@ class ChunkWriter:
         statements where one data-modifying CTE chain did it, because Citus plans such a chain
         apart through the coordinator while each of these routes to the tenant's shard
         (docs/decisions/0121). PostgreSQL refuses COPY into a table with row-level security; an
-        INSERT passes WITH CHECK.
+        INSERT passes WITH CHECK. `stage` times the statistics apart (corpus' ingest stage clock).
         Vectors go as one vector[] in pgvector's binary format; each row's exact terms are a
         slice of one flat text[] (PostgreSQL arrays of arrays must be rectangular).
         """
@@ -129,7 +131,8 @@ class ChunkWriter:
         with psycopg.Cursor(raw) as binary:  # server-side binding, which %b needs
             binary.execute(_INSERT_COLUMNS, params)
             ids = self._ids(binary.fetchall())
-        self._count_statistics(cursor, "c.id = ANY(%(ids)s)", {"ids": ids})
+        with stage("statistics"):
+            self._count_statistics(cursor, "c.id = ANY(%(ids)s)", {"ids": ids})
 
     def other_encoder(self, cursor: Any, encoder: str) -> str | None:
         """An encoder other than `encoder` that wrote some of this tenant's vectors, or None."""

@@ -7,7 +7,8 @@ torch_backend.py, onnx_backend.py, export.py   the runtimes, chosen by EMBEDDING
 `torch` runs the bundled sentence-transformers model as it is; `onnx` and `onnx-int8` run an
 ONNX export of the same weights (export.py makes and checks it). Every backend returns
 unit-length mean-pooled vectors and per-token embeddings; product code outside this package
-encodes only through embedding.py's Encoder. It imports nothing of the project but settings.
+encodes only through embedding.py's Encoder. It imports nothing of the project but settings and
+config.stageclock (an ingest's run times its tokenize, encode, pool and pack stages).
 """
 
 from __future__ import annotations
@@ -29,10 +30,13 @@ class Backend(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray: ...
+    # bulk: many texts for throughput (an ingest, a re-encode) rather than a few for latency; a
+    # backend may run them differently, never with other results.
+    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+              bulk: bool = False) -> np.ndarray: ...
 
-    def embed_with_states(self, texts: Sequence[str], *, batch_size: int,
-                          progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]: ...
+    def embed_with_states(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+                          bulk: bool = False) -> tuple[np.ndarray, list[np.ndarray]]: ...
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]: ...
 

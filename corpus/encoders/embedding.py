@@ -115,22 +115,24 @@ class Encoder:
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).offsets)
 
-    def encode(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False,
+               bulk: bool = False) -> np.ndarray:
+        """bulk: many texts to store (throughput); without it, a few for a question (latency)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self.backend.embed(list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
-                                     progress=progress)
+                                     progress=progress, bulk=bulk)
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
         return vectors.astype(np.float32, copy=False)
 
-    def encode_with_states(self, texts: Sequence[str], *, batch_size: int | None = None,
-                           progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    def encode_with_states(self, texts: Sequence[str], *, batch_size: int | None = None, progress: bool = False,
+                           bulk: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         """The vectors of `encode` and each text's token states from the same forward pass."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
         vectors, states = self.backend.embed_with_states(
-            list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE, progress=progress)
+            list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE, progress=progress, bulk=bulk)
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
         return vectors.astype(np.float32, copy=False), states

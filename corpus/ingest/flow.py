@@ -8,6 +8,7 @@ model sees length-sorted batches just as a bare `model.encode` over all texts wo
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from django.db import connection
 from django.utils.module_loading import import_string
 from tqdm import tqdm
 
+from config.stageclock import StageClock, clock_for_run, stage
 from corpus.config import IngestConfig, ParseLimits
 from corpus.encoders import token_states
 from corpus.encoders.embedding import Encoder, encoder_for
@@ -57,6 +59,8 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     contested_chunks: int = 0
     skipped_reasons: dict[str, int] = field(default_factory=dict)
+    # Wall seconds per stage (config.stageclock.INGEST_STAGES); the writer's overlap the encoder's.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -84,7 +88,13 @@ class IngestReport:
             f"{self.chunks} chunks, {self.tokens} tokens in {self.seconds:.1f}s "
             f"({self.chunks_per_second:.1f} chunks/s)"
             + "".join(f"\n  skipped {count} {reason}" for reason, count in sorted(self.skipped_reasons.items()))
+            + self._stages_line()
         )
+
+    def _stages_line(self) -> str:
+        spent = [f"{name} {seconds:.2f}s" for name, seconds in self.stage_seconds.items() if seconds > 0]
+        # The writer's stages (keys, write rows, statistics) run beside the encoder's.
+        return f"\n  by stage: {', '.join(spent)}" if spent else ""
 
 
 def collect_files(paths: Sequence[Path]) -> tuple[list[SourceFile], list[tuple[str, str]], list[Path],
@@ -172,8 +182,20 @@ def ingest_paths(
     audiences its principal holds, and nothing outside them is written, replaced or tagged.
     `origin` is recorded on every document this run writes."""
     config = config or IngestConfig.from_settings()
-    started = time.perf_counter()
     report = IngestReport(tenant=tenant.slug)
+    clock = StageClock()
+    with clock_for_run(clock):
+        _ingest_into(report, tenant=tenant, paths=paths, audience=audience, source_type=source_type,
+                     prune=prune, manifest=manifest, progress=progress, encoder=encoder, say=say,
+                     writer=writer, origin=origin, config=config)
+    report.stage_seconds = clock.totals()
+    return report
+
+
+def _ingest_into(report: IngestReport, *, tenant: Tenant, paths: Sequence[Path], audience: str,
+                 source_type: str, prune: bool, manifest: Path | None, progress: bool, encoder: Encoder | None,
+                 say: Callable[[str], None], writer: Writer, origin: DocumentOrigin, config: IngestConfig) -> None:
+    started = time.perf_counter()
     audiences = _check_request(tenant=tenant, audience=audience, source_type=source_type, writer=writer,
                                operator_only=prune or manifest is not None)
     files, failures, folders, skipped = collect_files(paths)
@@ -205,7 +227,6 @@ def ingest_paths(
         if prune:
             _prune(tenant, folders, parsed_docs, report)
     report.seconds = time.perf_counter() - started
-    return report
 
 
 def _check_request(*, tenant: Tenant, audience: str, source_type: str, writer: Writer,
@@ -237,7 +258,9 @@ def _load_conflicts(folders: Sequence[Path], manifest: Path | None) -> list[Conf
 def _parse_into(report: IngestReport, files: Sequence[SourceFile], source_type: str,
                 limits: ParseLimits) -> list[ParsedDocument]:
     parsed_docs: list[ParsedDocument] = []
-    for result in parse_all(files, source_type=source_type, limits=limits):
+    with stage("parse"):
+        results = parse_all(files, source_type=source_type, limits=limits)
+    for result in results:
         if isinstance(result, ParseFailure):
             if result.skipped:
                 report.skip(result.reason)
@@ -278,7 +301,8 @@ def _plan(tenant: Tenant, parsed_docs: list[ParsedDocument], audiences: dict[str
             ):
                 report.unchanged += 1
                 continue
-            drafts = chunk_sections(parsed.sections, counter=encoder, target=target)
+            with stage("chunk"):
+                drafts = chunk_sections(parsed.sections, counter=encoder, target=target)
             if not drafts:
                 report.failed.append((parsed.source_path, "no text to index"))
                 refused.add((parsed.source_type, parsed.slug))
@@ -360,7 +384,9 @@ def _encode_and_write(tenant: Tenant, pending: list[store.DocumentWrite], encode
             report.encode_seconds += time.perf_counter() - t0
             settle(in_flight, previous)  # at most one window waits to be written
             if executor is not None:
-                in_flight = executor.submit(_threaded_write, tenant, group, vectors, encoder.identity, states)
+                # The run's stage clock goes along: contextvars do not cross into a pool's thread.
+                in_flight = executor.submit(contextvars.copy_context().run, _threaded_write, tenant, group,
+                                            vectors, encoder.identity, states)
             else:
                 in_flight = _done(_write_group(tenant, group, vectors, encoder.identity, states))
             previous = group

@@ -18,6 +18,8 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
+from config.stageclock import stage
+
 from corpus.ingest.chunking import ChunkDraft
 from corpus.language.keys import document_keys
 from corpus.ingest.hooks import on_commit_chunks_retired
@@ -104,7 +106,7 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
                                     token_states=token_states)
     writer = ChunkWriter(tenant_id=tenant.id)
     now = timezone.now()
-    with writer.rls_context() as cursor:
+    with stage("write rows"), writer.rls_context() as cursor:
         stored = {
             (d.source_type, d.slug): d
             for d in Document.objects.select_for_update()
@@ -134,9 +136,10 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
             documents.append(document)
         retired = writer.delete_for_documents(cursor, [d.pk for d in replaced]) if replaced else []
         Document.objects.bulk_create(created)
-        writer.insert_columns(cursor, _chunk_columns(tenant=tenant, items=items, documents=documents,
-                                                     outcomes=outcomes, vectors=vectors, encoder=encoder,
-                                                     token_states=token_states))
+        with stage("keys"):
+            columns = _chunk_columns(tenant=tenant, items=items, documents=documents, outcomes=outcomes,
+                                     vectors=vectors, encoder=encoder, token_states=token_states)
+        writer.insert_columns(cursor, columns, stage=stage)
         on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired,
                                  document_ids=[d.pk for d in created + replaced])
     return [(outcome, document.pk) for outcome, document in zip(outcomes, documents)]

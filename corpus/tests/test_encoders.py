@@ -4,6 +4,7 @@ model (another dimension, a shuffled tokenizer, vectors that disagree) is refuse
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -167,3 +168,23 @@ def test_vectors_with_states_are_the_vectors_and_the_states_of_one_pass(backend_
     pooled = np.stack([s.mean(axis=0) for s in states])
     pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
     assert (pooled * vectors).sum(axis=1).min() > 0.9999  # seen red with each text given another's rows
+
+
+def test_a_bulk_encode_runs_batches_side_by_side_and_gives_the_one_session_results(exported: Path) -> None:
+    """Ingest encodes in bulk (one batch per core on single-threaded sessions, 0126); a stored
+    row must not depend on it: each batch's vectors and token states are those of the same
+    batch run on the latency session."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: bulk encoding runs batch after batch")
+    backend = OnnxBackend(exported, name=BACKEND)
+    rng = random.Random(5)
+    words = "vacuum index tuple planner replication backup role schema trigger".split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 60))) for _ in range(40)]
+    vectors, states = backend.embed_with_states(texts, batch_size=4, bulk=True)
+    assert backend._bulk is not None, "the bulk session never ran"
+    encoded = backend.hf_tokenizer(texts, truncation=True, max_length=backend.max_seq_length)
+    for index, batch in backend._batches(encoded, 4):
+        hidden, mask = backend._run(batch)
+        for row, i in enumerate(index):
+            np.testing.assert_array_equal(states[i], hidden[row, : int(mask[row].sum())])
+    np.testing.assert_array_equal(vectors, backend.embed(texts, batch_size=4))

@@ -83,6 +83,17 @@ def test_ingest_end_to_end(acme: Cast, encoder: Encoder, tmp_path: Path,
 
 
 @pytest.mark.django_db
+def test_the_report_says_where_the_time_went(acme: Cast, encoder: Encoder, tmp_path: Path) -> None:
+    report = ingest_paths(tenant=acme.tenant, paths=[build_folder(tmp_path)], encoder=encoder)
+    assert list(report.stage_seconds) == ["parse", "chunk", "tokenize", "encode", "pool", "pack states", "keys",
+                                          "write rows", "statistics"]
+    spent = {name for name, seconds in report.stage_seconds.items() if seconds > 0}
+    assert {"parse", "chunk", "tokenize", "encode", "write rows"} <= spent
+    assert report.stage_seconds["encode"] < report.seconds
+    assert "by stage: " in report.summary() and "encode " in report.summary()
+
+
+@pytest.mark.django_db
 def test_reingest_is_idempotent_and_replaces_exactly_what_changed(
     acme: Cast, encoder: Encoder, tmp_path: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
