@@ -125,8 +125,9 @@ bench-load: install
 
 bench: bench-ingest bench-retrieval bench-cache bench-load
 
-# Issue 20 item 4: Answerdesk's ingest of the manual and, right after it, the LlamaIndex peer
-# (bench/peer.py) on the same model and bench database; bench/results/ingest-vs-peer.json.
+# Issue 20 item 4, issue 51: Answerdesk's ingest of the manual (by stage), a bare encode of its
+# texts, then the LlamaIndex peer (bench/peer.py) on the same model and bench database;
+# bench/results/ingest-vs-peer.json (bench/ingest_chart.py draws it).
 # The peer lives in its own virtual environment under var/, never in requirements.txt; the
 # stamp names the pins' hash, so a second run installs nothing.
 # `make bench-peer PEER_ARGS="--limit 40 --backend onnx-int8"` for a quick check or another encoder.
