@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +121,17 @@ class OnnxBackend:
             return
         session = self._bulk_session()
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="encode") as pool:
-            futures = [pool.submit(self._run, batch, session) for _, batch in batches]
-            for (index, _), future in zip(batches, futures):
+            # Two batches a core in flight: the cores never wait for the pooling, and a window's
+            # finished token states do not pile up faster than they are pooled.
+            queued = iter(batches)
+            in_flight: deque[tuple[np.ndarray, Future[tuple[np.ndarray, np.ndarray]]]] = deque(
+                (index, pool.submit(self._run, batch, session)) for index, batch in islice(queued, 2 * workers))
+            while in_flight:
+                index, future = in_flight.popleft()
                 with stage("encode"):  # the wait for this batch; the others run meanwhile
                     hidden, mask = future.result()
+                for next_index, batch in islice(queued, 1):
+                    in_flight.append((next_index, pool.submit(self._run, batch, session)))
                 yield index, hidden, mask
 
     def token_embeddings(self, texts: Sequence[str], *, batch_size: int = 4) -> list[np.ndarray]:
