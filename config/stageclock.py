@@ -78,11 +78,6 @@ def clock_for_run(clock: StageClock) -> Iterator[StageClock]:
         _current.reset(token)
 
 
-def current() -> StageClock | None:
-    """The run's clock, for a thread started inside it (contextvars do not cross threads)."""
-    return _current.get()
-
-
 @contextmanager
 def stage(name: str) -> Iterator[None]:
     clock = _current.get()

@@ -10,8 +10,7 @@ and every row a statement touches comes back with its tenant, which must be the 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ import psycopg
 from django.conf import settings
 from psycopg import sql
 
+from config.stageclock import stage
 from tenants.rls import rls_transaction
 from tenants.scope import AUDIENCE_STATS_TABLE, CHUNK_TABLE, TERM_STATS_TABLE, ScopeViolation
 
@@ -107,8 +107,7 @@ class ChunkWriter:
         """Insert these rows (and count them into the BM25 statistics) in one statement."""
         self.insert_columns(cursor, ChunkColumns.from_rows(rows))
 
-    def insert_columns(self, cursor: Any, columns: ChunkColumns,
-                       stage: Callable[[str], AbstractContextManager[None]] = lambda name: nullcontext()) -> None:
+    def insert_columns(self, cursor: Any, columns: ChunkColumns) -> None:
         """Insert chunk rows given as columns, and add them to the BM25 statistics.
 
         Each column travels as one array and PostgreSQL unnests them, so the client builds a
@@ -118,7 +117,7 @@ class ChunkWriter:
         statements where one data-modifying CTE chain did it, because Citus plans such a chain
         apart through the coordinator while each of these routes to the tenant's shard
         (docs/decisions/0121). PostgreSQL refuses COPY into a table with row-level security; an
-        INSERT passes WITH CHECK. `stage` times the statistics apart (corpus' ingest stage clock).
+        INSERT passes WITH CHECK. An ingest's stage clock times the statistics apart.
         Vectors go as one vector[] in pgvector's binary format; each row's exact terms are a
         slice of one flat text[] (PostgreSQL arrays of arrays must be rectangular).
         """

@@ -139,7 +139,7 @@ def write_documents(*, tenant: Tenant, items: Sequence[DocumentWrite], vectors: 
         with stage("keys"):
             columns = _chunk_columns(tenant=tenant, items=items, documents=documents, outcomes=outcomes,
                                      vectors=vectors, encoder=encoder, token_states=token_states)
-        writer.insert_columns(cursor, columns, stage=stage)
+        writer.insert_columns(cursor, columns)
         on_commit_chunks_retired(tenant_id=tenant.id, chunk_ids=retired,
                                  document_ids=[d.pk for d in created + replaced])
     return [(outcome, document.pk) for outcome, document in zip(outcomes, documents)]
