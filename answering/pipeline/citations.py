@@ -1,21 +1,26 @@
 """Citations: keep only what was cited, one source per document, and check each claim.
 
 The check is *similarity*, not entailment: each sentence of the answer is embedded (one
-batched encoder call, with the cited chunks) and compared with the chunks it cites. It
-catches a citation that is about something else; it cannot catch one that says the opposite.
+batched encoder call) and compared with the vectors of the chunks it cites, the ones the ingest
+stored where they encode the chunk's text alone. It catches a citation that is about something
+else; it cannot catch one that says the opposite.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from psycopg import sql
 
 from answering.pipeline.drafts import Draft
 from corpus.encoders.embedding import get_encoder
 from retrieval.search import Candidate, ChunkRef
+from tenants.scope import ChunkQuery, TenantScope
 
 # A citation marker: "[n]", n a document number in the model's reply, a chunk id in a draft, a source number
 # in the answer.
@@ -118,10 +123,10 @@ def finalize(draft: Draft, context: list[Candidate]) -> CitedAnswer:
     return CitedAnswer(text=text, sources=sources, flags=flags)
 
 
-def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate], *,
+def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate], *, scope: TenantScope,
                                min_similarity: float) -> list[ClaimCheck]:
-    """Similarity of each answer sentence to the chunks it cites (one batched encode); below
-    `min_similarity` to every chunk it cites, a claim is weak."""
+    """Similarity of each answer sentence to the chunks it cites; below `min_similarity` to every
+    chunk it cites, a claim is weak."""
     if not answer.sources:
         return []
     chunk_of_number = {s.number: s.chunk_id for s in answer.sources}
@@ -136,8 +141,12 @@ def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate], *,
     if not claims:
         return []
     cited_ids = list(dict.fromkeys(cid for _, ids in claims for cid in ids))
-    vectors = get_encoder().encode([c for c, _ in claims] + [content[cid] for cid in cited_ids])
-    claim_vectors, chunk_vectors = vectors[: len(claims)], dict(zip(cited_ids, vectors[len(claims):]))
+    chunk_vectors = stored_vectors(scope, cited_ids)
+    unstored = [cid for cid in cited_ids if cid not in chunk_vectors]
+    # One text a batch, as the answerer scores sentences (0127): a claim's similarity is its own.
+    vectors = get_encoder().encode([c for c, _ in claims] + [content[cid] for cid in unstored], batch_size=1)
+    claim_vectors = vectors[: len(claims)]
+    chunk_vectors.update(zip(unstored, vectors[len(claims):]))
     minimum = min_similarity
     checks = []
     for (claim, ids), vector in zip(claims, claim_vectors):
@@ -145,3 +154,16 @@ def check_claims_by_similarity(answer: CitedAnswer, context: list[Candidate], *,
         checks.append(ClaimCheck(claim=claim, cited_chunk_ids=ids, similarity=round(similarity, 4),
                                  weak=similarity < minimum))
     return checks
+
+
+def stored_vectors(scope: TenantScope, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The stored vector of each chunk the current encoder embedded from its text alone: what
+    encoding its content again would give, without the answer's longest encoder input (a chunk
+    embedded after a context blurb, or by another encoder mid-`reembed`, is encoded again)."""
+    # Index: corpus_chunk_pkey.
+    rows = scope.fetch(ChunkQuery(
+        select=sql.SQL("c.id, c.embedding::text AS embedding"),
+        where=sql.SQL("c.id = ANY(%(ids)s) AND c.encoder = %(encoder)s AND c.context_blurb = ''"),
+        params={"ids": list(chunk_ids), "encoder": get_encoder().identity},
+    ))
+    return {int(row["id"]): np.asarray(json.loads(row["embedding"]), dtype=np.float32) for row in rows}

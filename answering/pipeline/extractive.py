@@ -196,19 +196,45 @@ def is_repeat(sentence: str, picked: list[str]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _Scores:
+    """Per sentence: rank (the order), quotable (against the floor) and its token states from
+    the same encoder pass (None where the runtime gives none), which the token match reads."""
+
+    rank: np.ndarray
+    quotable: np.ndarray
+    states: list[np.ndarray | None]
+
+    def __add__(self, other: _Scores) -> _Scores:
+        return _Scores(np.concatenate([self.rank, other.rank]), np.concatenate([self.quotable, other.quotable]),
+                       self.states + other.states)
+
+
+_NO_SCORES = _Scores(np.zeros(0), np.zeros(0), [])
+
+
 def _score(question: str, sentences: list[_Sentence], *, headed: bool,
-           emphasis: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(rank, quotable) per sentence: cosine to the question (one encoder call) plus the lexical
-    bonus, a question asking for an amount or a default leaning to the sentences that state a
-    figure. `headed`: quotable reads the sentence also under its heading path and takes the
-    better reading, while rank reads the sentence alone (docs/decisions/0057)."""
+           emphasis: str | None = None) -> _Scores:
+    """Cosine to the question (one encoder call) plus the lexical bonus, a question asking for
+    an amount or a default leaning to the sentences that state a figure. `headed`: quotable
+    reads the sentence also under its heading path and takes the better reading, while rank
+    reads the sentence alone (docs/decisions/0057)."""
     texts = [s.text for s in sentences]
     if headed:
         # A sentence's subject is often only in its heading ("Limits per plan" > "Business
         # workspaces get 1,200"); in the same encoder call, so the question is embedded once.
         texts += [f"{s.candidate.heading_path}: {s.text}" for s in sentences]
     lead = [question, emphasis] if emphasis is not None else [question]
-    vectors = get_encoder().encode([*lead, *texts])
+    encoder = get_encoder()
+    # One text a batch: the int8 encoder quantises a batch's activations by the whole batch's
+    # range, so a sentence batched with others moved its cosine by up to 0.02 and which chunks
+    # were read together decided answers near the floor. Alone, a sentence scores the same
+    # whatever else is read, and no slower for a chunk's dozen sentences (0127).
+    if encoder.has_token_states:
+        vectors, all_states = encoder.encode_with_states([*lead, *texts], batch_size=1)
+        states: list[np.ndarray | None] = list(all_states[len(lead): len(lead) + len(sentences)])
+    else:
+        vectors, states = encoder.encode([*lead, *texts], batch_size=1), [None] * len(sentences)
     cosine = vectors[len(lead):] @ vectors[0]
     if emphasis is not None:
         # What the rescuing word adds to each sentence's cosine: the question is answerable
@@ -218,17 +244,39 @@ def _score(question: str, sentences: list[_Sentence], *, headed: bool,
     bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
     if _QUANTITY.search(question):
         bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
-    return plain + np.array(bonus), np.maximum(plain, under_heading) + np.array(bonus)
+    return _Scores(plain + np.array(bonus), np.maximum(plain, under_heading) + np.array(bonus), states)
 
 
-def _token_match(question: str, sentences: list[_Sentence]) -> np.ndarray:
+def _score_in_order(question: str, sentences: list[_Sentence], *, emphasis: str | None,
+                    minimum: float) -> tuple[list[_Sentence], _Scores]:
+    """The sentences scored chunk by chunk in the retrieved order until one has a quotable
+    sentence, and their scores: the passage is the first such chunk's (_pick), so no later
+    chunk's sentence can change the answer, and encoding them all was most of an answer's time
+    on a manual (docs/decisions/0127). Contested chunks' sentences go in the first call,
+    wherever they stand: two sources that disagree are answered side by side. With no quotable
+    sentence anywhere, every sentence has been scored."""
+    scored: list[_Sentence] = []
+    scores = _NO_SCORES
+    waiting = [s for s in sentences if s.candidate.contested]
+    for place in sorted({s.place for s in sentences}):
+        batch = waiting + [s for s in sentences if s.place == place and not s.candidate.contested]
+        waiting = []
+        if batch:
+            scored += batch
+            scores += _score(question, batch, headed=False, emphasis=emphasis)
+        if any(q >= minimum and s.place <= place for s, q in zip(scored, scores.quotable)):
+            break
+    return scored, scores
+
+
+def _token_match(question: str, sentences: list[_Sentence], states: list[np.ndarray | None]) -> np.ndarray:
     """How well each sentence's tokens match the question's, centred at zero: the late-interaction
     reranker's MaxSim (retrieval/rerankers/late_interaction.py) read per sentence. A pooled cosine
     blurs the sentence that names what the question asks into its neighbours; the token match
     finds it (docs/decisions/0111). It orders the passage's sentences; it never makes one
-    quotable, and it is computed for the passage's chunk alone (an encoder pass over every
-    context sentence cost ~200 ms an answer)."""
-    return maxsim(question, [s.text for s in sentences]) - MAXSIM_CENTER
+    quotable. It reads the states of the pass that scored the sentences, so only the question
+    is encoded again (0127)."""
+    return maxsim(question, [s.text for s in sentences], token_states=states) - MAXSIM_CENTER
 
 
 def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np.ndarray:
@@ -303,18 +351,19 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
     minimum = MIN_SIMILARITY
-    rank, quotable = _score(question, sentences, headed=False, emphasis=emphasis)
-    if float(quotable.max()) < minimum:
+    sentences, scores = _score_in_order(question, sentences, emphasis=emphasis, minimum=minimum)
+    if float(scores.quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
-        rank, quotable = _score(question, sentences, headed=True, emphasis=emphasis)
+        scores = _score(question, sentences, headed=True, emphasis=emphasis)
+    quotable = scores.quotable
     if float(quotable.max()) < minimum:
         return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")
-    rank = rank - _retrieval_prior(sentences, context)
+    rank = scores.rank - _retrieval_prior(sentences, context)
     # The passage is the first-ranked context chunk with a quotable sentence (_pick); its
     # sentences, and only theirs, are ordered by how their tokens match the question too.
     top = min(s.place for s, q in zip(sentences, quotable) if q >= minimum)
     passage = [i for i, s in enumerate(sentences) if s.place == top]
-    rank[passage] += _token_match(question, [sentences[i] for i in passage])
+    rank[passage] += _token_match(question, [sentences[i] for i in passage], [scores.states[i] for i in passage])
     order = np.argsort(-rank, kind="stable")
     scored = [(sentences[i], float(quotable[i])) for i in order]
     contested_docs = {s.candidate.document_id for s, score in scored if s.candidate.contested and score >= minimum}

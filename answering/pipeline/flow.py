@@ -275,7 +275,7 @@ def complete(prepared: Prepared) -> AnswerResult:
     cited = finalize(draft, prepared.context)
     if not cited.sources:
         return trace.escalate("model_declined", "the answer cited nothing from the context", draft)
-    cited.claims = check_claims_by_similarity(cited, prepared.context,
+    cited.claims = check_claims_by_similarity(cited, prepared.context, scope=prepared.scope,
                                               min_similarity=prepared.config.answer.citation_min_similarity)
     trace.lap("citations")
     trace_id = trace.answered(draft, cited)

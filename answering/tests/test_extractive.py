@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from answering.pipeline.extractive import extract_answer
@@ -211,25 +213,70 @@ def test_a_sentence_whose_subject_is_only_in_its_heading_is_read_under_it() -> N
     assert "Business workspaces get 1,200 requests per minute." in draft.text
 
 
-@pytest.mark.parametrize(("question", "calls"), [
-    ("How much memory can a sort use before it spills to temporary disk files?", 1),  # answered alone
-    ("Is the rate limit higher on Business?", 2),  # about to be declined: read under the headings
+@pytest.mark.parametrize(("question", "headed"), [
+    ("How much memory can a sort use before it spills to temporary disk files?", False),  # answered alone
+    ("Is the rate limit higher on Business?", True),  # about to be declined: read under the headings
 ])
 def test_headings_are_read_only_for_a_question_about_to_be_declined(monkeypatch: Any, question: str,
-                                                                     calls: int) -> None:
-    encoder = get_encoder()
-    seen: list[int] = []
-    real = encoder.encode
-
-    def counted(texts: list[str], *a: Any, **k: Any) -> Any:
-        seen.append(len(texts))
-        return real(texts, *a, **k)
-
-    monkeypatch.setattr(encoder, "encode", counted)
+                                                                     headed: bool) -> None:
+    seen = _encoded(monkeypatch)
     context = [candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
                candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
     draft = extract_answer(question, context)
-    assert not draft.declined and len(seen) == calls, (draft.text, seen)
+    under_heading = [t for t in seen if t.startswith(("API rate limits > ", f"{MEMORY} > "))]
+    assert not draft.declined and bool(under_heading) == headed, (draft.text, seen)
+
+
+def _encoded(monkeypatch: Any) -> list[str]:
+    """Every text the extractive answerer hands the encoder for vectors, in order."""
+    encoder = get_encoder()
+    seen: list[str] = []
+    for method in ("encode", "encode_with_states"):
+        real = getattr(encoder, method)
+
+        def counted(texts: list[str], *a: Any, real: Any = real, **k: Any) -> Any:
+            seen.extend(texts)
+            return real(texts, *a, **k)
+
+        monkeypatch.setattr(encoder, method, counted)
+    return seen
+
+
+def test_a_later_chunks_sentences_are_not_encoded_once_an_earlier_chunk_answers(monkeypatch: Any) -> None:
+    """docs/decisions/0127: the passage is the first chunk with a quotable sentence, so the
+    chunks after it cannot change the answer and are not read. Seen red with every context
+    sentence scored in one call."""
+    seen = _encoded(monkeypatch)
+    later = "Unrelated later text about replication slots and their retention of WAL segments."
+    context = [candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY),
+               candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS),
+               candidate(9, "Replication > Slots", later)]
+    draft = extract_answer("How much memory can a sort use before it spills to temporary disk files?", context)
+    assert not draft.declined and quoted(draft.text)[0][1] == 7, draft.text
+    assert later not in seen and not any(line in seen for line in PLAN_LIMITS.split("\n")), seen
+
+
+def test_a_chunk_is_read_when_the_ones_above_it_have_nothing_quotable(monkeypatch: Any) -> None:
+    seen = _encoded(monkeypatch)
+    context = [candidate(9, "Replication > Slots", "Replication slots retain WAL segments until a consumer confirms them."),
+               candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)]
+    draft = extract_answer("How much memory can a sort use before it spills to temporary disk files?", context)
+    assert not draft.declined and quoted(draft.text)[0][1] == 7, draft.text
+    assert any("retain WAL" in text for text in seen), seen
+
+
+def test_two_contested_sources_are_answered_side_by_side_wherever_they_stand() -> None:
+    """A contested chunk below the first quotable one is still scored (0127): the answer sets
+    both sources' fees side by side. Seen red with contested chunks read in order like the rest."""
+    fee = "Cross-border card payments carry a {} surcharge on top of the plan's per-transaction fee."
+    context = [candidate(3, "Fees > Domestic", "Domestic card payments carry no surcharge beyond the plan's fee."),
+               candidate(2, "Pricing > Plans", "The Growth plan costs $49 a month with card fees of 1.4% + 20p."),
+               replace(candidate(1, "Pricing > Cards from abroad", fee.format("1%"), document_id=1),
+                       contested=True, effective_date=dt.date(2026, 3, 1)),
+               replace(candidate(4, "Old pricing > Cards from abroad", fee.format("2%"), document_id=4),
+                       contested=True, effective_date=dt.date(2025, 1, 1))]
+    draft = extract_answer("What surcharge applies to cross-border card payments?", context)
+    assert draft.conflict and {cid for _, cid in quoted(draft.text)} == {1, 4}, draft.text
 
 
 UPTIME_CONTEXT = [
@@ -260,3 +307,38 @@ def test_the_top_chunks_sentence_is_quoted_when_the_tenants_name_pulls_others_cl
     draft = extract_answer("What uptime does PayLane guarantee?", context)
     answer = UPTIME_CONTEXT[0][1].split(". ")[0] + "."
     assert quoted(draft.text)[0] == (answer, 1), draft.text
+
+
+def test_the_token_match_reads_the_scoring_pass_and_encodes_only_the_question(monkeypatch: Any) -> None:
+    """docs/decisions/0127: the passage's sentences were encoded to be scored, with their token
+    states; MaxSim reads those and encodes the question alone. Seen red with the states dropped
+    (every passage sentence encoded a second time)."""
+    encoder = get_encoder()
+    asked: list[str] = []
+    real = encoder.token_embeddings
+
+    def counted(texts: list[str]) -> Any:
+        asked.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(encoder, "token_embeddings", counted)
+    question = "How much memory can a sort use before it spills to temporary disk files?"
+    draft = extract_answer(question, [candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)])
+    assert not draft.declined and asked == [question], asked
+
+
+def test_a_sentence_scores_the_same_whatever_is_read_with_it() -> None:
+    """docs/decisions/0127: the int8 encoder quantises a batch by its whole range, so sentences
+    scored in one batch moved each other's cosines (by up to 0.02, deciding answers near the
+    floor). Each is encoded alone. Seen red with the sentences batched."""
+    from answering.pipeline.extractive import _score, _Sentence
+
+    question = "How much memory can a sort use before it spills to temporary disk files?"
+    chunk = candidate(7, f"{MEMORY} > work_mem (integer)", WORK_MEM_BODY)
+    other = candidate(3, "API rate limits > Limits per plan", PLAN_LIMITS)
+    mine = [_Sentence(text, chunk) for text in WORK_MEM_BODY.split(". ")]
+    theirs = [_Sentence(text, other, place=1) for text in PLAN_LIMITS.split("\n") if text.strip()]
+    alone = _score(question, mine, headed=False)
+    together = _score(question, mine + theirs, headed=False)
+    assert np.array_equal(alone.rank, together.rank[: len(mine)])
+    assert all(a is not None and b is not None and np.array_equal(a, b) for a, b in zip(alone.states, together.states))
