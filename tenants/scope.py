@@ -245,26 +245,21 @@ class TenantScope:
         ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
         return [(found, sim, df) for found, (sim, df) in ranked[:limit]]
 
-    def terms_matching(self, pattern: str) -> dict[str, int]:
-        """Vocabulary terms this scope may read that match a regular expression, with their
-        document frequencies. Exact identifiers (`=…`) are left out, as typo correction does."""
-        # Index: corpus_term_stats_trgm_idx (gin_trgm_ops) serves the regular expression by the
-        # trigrams of its literal parts; a pattern without any reads the tenant's whole vocabulary.
+    def terms_with_part(self, word: str, *, limit: int = 1) -> list[tuple[str, int]]:
+        """Terms holding `word` (lower case) as one dotted part, most frequent first:
+        `databasecache` in `django.core.cache.backends.db.databasecache`. PostgreSQL's parser
+        keeps such an identifier as one host token, so the part alone is no term of its own.
+        Exact identifiers (`=…`) are left out, as typo correction does."""
+        # Index: corpus_term_stats_dotted_idx, partial on exactly these two conditions: the
+        # expression is then matched against the scope's dotted terms only (0129).
         rows = self._stats_rows(
             "SELECT s.tenant_id, s.audience_id, s.term, s.df FROM corpus_term_stats s"
-            " WHERE {weld} AND s.term ~ %(pattern)s AND left(s.term, 1) <> '='",
-            {"pattern": pattern},
+            " WHERE {weld} AND s.term LIKE '%%.%%' AND left(s.term, 1) <> '=' AND s.term ~ %(pattern)s",
+            {"pattern": r"(^|\.)" + re.escape(word) + r"($|\.)"},
         )
         totals: dict[str, int] = {}
         for _, _, term, df in rows:
             totals[term] = totals.get(term, 0) + df
-        return totals
-
-    def terms_with_part(self, word: str, *, limit: int = 1) -> list[tuple[str, int]]:
-        """Terms holding `word` (lower case) as one dotted part, most frequent first:
-        `databasecache` in `django.core.cache.backends.db.databasecache`. PostgreSQL's parser
-        keeps such an identifier as one host token, so the part alone is no term of its own."""
-        totals = self.terms_matching(r"(^|\.)" + re.escape(word) + r"($|\.)")
         return sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
     def lock_live(self, cursor: Any, chunk_ids: Sequence[int]) -> dict[int, bool]:

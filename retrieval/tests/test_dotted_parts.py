@@ -65,3 +65,13 @@ def test_a_part_is_read_only_from_the_askers_visible_vocabulary(world: TenantSco
         result = search(scope=world, query=f"How often does the {name} run?", ts_config="english", k=3)
         assert not _parts(result), name
         assert result.unknown_names == (name.lower(),), name
+
+
+@pytest.mark.django_db
+def test_a_part_is_found_among_dotted_terms_only_and_never_an_exact_identifiers(world: TenantScope) -> None:
+    """The lookup reads the scope's dotted terms alone (the partial index of 0129): a plain
+    term that equals the word, or the `=…` exact-identifier key of the same identifier, is not
+    a dotted part of anything. Seen red with the lookup over the whole vocabulary."""
+    assert world.terms_with_part("ledgercache", limit=3) == [("acme.cache.backends.ledgercache", 1)]
+    assert world.terms_with_part("table", limit=3) == []  # a plain term of the page, no dotted one
+    assert world.terms_with_part("quokkarotor", limit=3) == []  # internal: outside this scope
