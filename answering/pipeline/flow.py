@@ -37,6 +37,7 @@ from answering.providers import spend
 from answering.providers.chain import AllProvidersFailed, ProviderChain
 from cachelayer import service as cache
 from corpus.encoders.embedding import Encoder, encoder_for, encoder_reads
+from corpus.encoders.passes import remembered_passes
 from retrieval.pull import LackingPull, lacking_word_pull
 from retrieval.search import Candidate, SearchResult, search
 from tenants.models import Tenant
@@ -101,8 +102,11 @@ class Ask(TypedDict, total=False):
 
 
 def answer(**ask: Unpack[Ask]) -> AnswerResult:
-    step = prepare(**ask)
-    return step.result if isinstance(step, Finished) else complete(step)
+    # The question is encoded for search, for the reranker, and again by the answerer: once
+    # (corpus/encoders/passes.py, docs/decisions/0130).
+    with remembered_passes():
+        step = prepare(**ask)
+        return step.result if isinstance(step, Finished) else complete(step)
 
 
 def answer_stream(**ask: Unpack[Ask]) -> Iterator[Event]:
@@ -111,12 +115,16 @@ def answer_stream(**ask: Unpack[Ask]) -> Iterator[Event]:
     prepare() runs before this returns, so a rejected question raises here, before any event.
     The text is released only after the citation check: a token shown before we know it is
     grounded cannot be taken back (docs/decisions/0012-stream-after-citation-check.md)."""
-    return _events(prepare(**ask))
+    with remembered_passes():
+        step = prepare(**ask)
+    return _events(step)
 
 
 def _events(step: Prepared | Finished) -> Iterator[Event]:
     yield Sources("sources", step.sources)
-    result = step.result if isinstance(step, Finished) else complete(step)
+    # Its own block: a generator's steps may run in other contexts (an ASGI server's threads).
+    with remembered_passes():
+        result = step.result if isinstance(step, Finished) else complete(step)
     for piece in re.findall(r"\S+\s*", result.text):
         yield Delta("token", piece)
     yield Done("done", result)

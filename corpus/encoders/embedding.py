@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from corpus.encoders import Backend, load_backend
+from corpus.encoders.passes import run_alone
 
 _lock = threading.Lock()
 _encoders: dict[str, Encoder] = {}
@@ -120,6 +121,8 @@ class Encoder:
         """bulk: many texts to store (throughput); without it, a few for a question (latency)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if self._alone(texts, batch_size, bulk):
+            return self.encode_with_states(texts, batch_size=1)[0]
         vectors = self.backend.embed(list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
                                      progress=progress, bulk=bulk)
         if vectors.shape[1] != self.dimension:
@@ -131,11 +134,19 @@ class Encoder:
         """The vectors of `encode` and each text's token states from the same forward pass."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
+        if self._alone(texts, batch_size, bulk):
+            vectors, states = run_alone(self.backend, self.identity, texts)
+            return vectors.astype(np.float32, copy=False), states
         vectors, states = self.backend.embed_with_states(
             list(texts), batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE, progress=progress, bulk=bulk)
         if vectors.shape[1] != self.dimension:
             raise DimensionMismatch(f"model produced {vectors.shape[1]}-d vectors, schema holds {self.dimension}")
         return vectors.astype(np.float32, copy=False), states
+
+    def _alone(self, texts: Sequence[str], batch_size: int | None, bulk: bool) -> bool:
+        """Whether each text runs as a batch of its own (asked for, or the only one), so that its
+        result depends on it alone and an answer runs it once (corpus/encoders/passes.py)."""
+        return not bulk and (batch_size == 1 or len(texts) == 1) and self.has_token_states
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
@@ -162,6 +173,8 @@ class Encoder:
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Each text's per-token states (specials included, padding not), all texts in one call."""
+        if self._alone(texts, None, bulk=False):
+            return self.encode_with_states(texts, batch_size=1)[1]
         return self.backend.token_embeddings(list(texts))
 
 
