@@ -1,8 +1,8 @@
 """Citations: keep only what was cited, one source per document, and check each claim.
 
-The check is *similarity*, not entailment: each sentence of the answer is embedded (one
-batched encoder call) and compared with the vectors of the chunks it cites, the ones the ingest
-stored where they encode the chunk's text alone. It catches a citation that is about something
+The check is *similarity*, not entailment: each sentence of the answer is embedded (each on
+its own, as the answerer scored it) and compared with the vectors of the chunks it cites, the
+ones the ingest stored where they encode the chunk's text alone. It catches a citation that is about something
 else; it cannot catch one that says the opposite.
 """
 
