@@ -10,7 +10,8 @@ best sentence of each), each verbatim, without filler
 ("See Section 20.4.", "The following options are available:") or a sentence said twice. When
 the best sentence belongs to a named entity (a parameter, function or setting: the last part
 of its chunk's heading path, docs/decisions/0041), the answer opens with that name, its kind
-and its default as the chunk states them: "`work_mem` (integer, default 4MB): Sets the base…".
+and its default as the chunk states them: "`work_mem` (integer, default 4MB): Sets the base…"
+(answering/pipeline/entities.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from answering.pipeline.drafts import Draft
+from answering.pipeline.entities import TERM, chunk_body, entity_lead, entity_name
 from answering.pipeline.listings import enclosing_listing, inside_listing, is_code, is_fragment, listing_after
-from corpus.ingest.chunking import HEADING_SEPARATOR
 from corpus.encoders.embedding import get_encoder
 from corpus.language.terms import exact_terms
 from retrieval.config import RetrievalConfig
@@ -82,29 +83,12 @@ _QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|max
 _FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
 
 
-# A heading path's last part that names an entity: an identifier (work_mem, os.path.join,
-# --echo-all, DEBUG) alone, with its kind ("work_mem (integer)") or as a signature
-# ("full_clean(exclude=None)"). "20.4.1. Memory" and "Serial Types" are headings, not entities.
-_TERM = re.compile(
-    r"(?:(?:class|exception|method|function|attribute|data)\s+)?(?P<name>[A-Za-z_][\w.]*|--?[A-Za-z][\w-]*)"
-    r"(?:(?P<signature>\(.*\)(?: …)?)|\s\((?P<kind>[^()]{1,40})\))?"
-)
-_DEFAULT = re.compile(r"\bdefault(?:\s+value)?(?:\s+is|:)\s+(?:typically\s+|usually\s+)?(?P<value>[^.;\n]{1,60})",
-                      re.IGNORECASE)
-_PARENTHESISED = re.compile(r"\(\s*([^()\s][^()]{0,23}?)\s*\)")
-
-
 @dataclass(frozen=True)
 class _Sentence:
     text: str
     candidate: Candidate
     entity: str = ""  # the lowered name of the entity its chunk belongs to, if any
     place: int = 0  # its chunk's place in the retrieved order
-
-
-def _body(candidate: Candidate) -> str:
-    prefix = f"{candidate.heading_path}\n\n"
-    return candidate.content[len(prefix):] if candidate.content.startswith(prefix) else candidate.content
 
 
 def split_sentences(text: str) -> list[str]:
@@ -168,7 +152,7 @@ def is_filler(sentence: str) -> bool:
     `Authorization: Bearer` followed by the key:"); only one that announces a list is dropped."""
     if sentence.rstrip().endswith(":") and _ANNOUNCES.search(sentence):
         return True
-    term = _TERM.fullmatch(sentence.strip())
+    term = TERM.fullmatch(sentence.strip())
     if term is not None and (term["kind"] or term["signature"]):
         return True  # a definition list's term read as a line: "work_mem ( integer)" states nothing
     return bool(_FILLER.match(sentence.lstrip("-•* ")))
@@ -332,7 +316,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
     pieces = [_ENTITY_LEAD.sub("", piece.strip()) for text in said for piece in _CITATION.split(text)]
     given = [s for piece in pieces if piece for s in dict.fromkeys([piece, *split_sentences(piece)])]
     sentences = [_Sentence(s, c, entity_name(c.heading_path).lower(), place) for place, c in enumerate(context)
-                 for s in _quotable(_body(c))
+                 for s in _quotable(chunk_body(c))
                  if not looks_like_instruction(s) and not is_filler(s) and not is_repeat(s, given)]
     if focus is not None and focus != question:
         draft = _extract(focus, sentences, context, emphasis=None)
@@ -402,7 +386,7 @@ def _reading_order(anchor: _Sentence, passage: list[_Sentence]) -> list[_Sentenc
     """The best sentence first (with the sentence that announces it, when it is a listing), then
     the passage's other sentences in the page's order: a reader wants the answer first, and the
     rest as the page tells it (0101)."""
-    body = _body(anchor.candidate)
+    body = chunk_body(anchor.candidate)
     announcer = [p for p in passage if p.text.rstrip().endswith(":") and _just_above(body, p.text, anchor.text)]
     rest = sorted((p for p in passage if p is not anchor and p not in announcer), key=lambda p: body.find(p.text))
     return announcer[:1] + [anchor] + rest
@@ -421,7 +405,7 @@ def _quote(picked: list[_Sentence]) -> str:
     text, after_listing, shown = "", False, any("\n" in p.text for p in picked)
     picked = _announcers_joined(picked)
     for p in picked:
-        listing = "" if shown else listing_after(_body(p.candidate), p.text, max_lines=LISTING_LINES,
+        listing = "" if shown else listing_after(chunk_body(p.candidate), p.text, max_lines=LISTING_LINES,
                                                  max_chars=LISTING_CHARS)
         shown = shown or bool(listing)
         if text:
@@ -439,86 +423,11 @@ def _announcers_joined(picked: list[_Sentence]) -> list[_Sentence]:
     for p in picked:
         last = joined[-1] if joined else None
         if (last is not None and "\n" in p.text and last.candidate.chunk_id == p.candidate.chunk_id
-                and last.text.rstrip().endswith(":") and _just_above(_body(p.candidate), last.text, p.text)):
+                and last.text.rstrip().endswith(":") and _just_above(chunk_body(p.candidate), last.text, p.text)):
             joined[-1] = replace(last, text=f"{last.text}\n{p.text}")
         else:
             joined.append(p)
     return joined
-
-
-def default_of(text: str) -> str:
-    """The default a definition states, as it states it: "4MB" of "The default is four megabytes (4MB)"."""
-    found = _DEFAULT.search(text)
-    if found is None:
-        return ""
-    value = found["value"].strip()
-    inner = _PARENTHESISED.search(value)
-    if inner is not None:
-        return inner[1]
-    return value if len(value) <= 24 and len(value.split()) <= 3 else ""
-
-
-def _entity(heading_path: str) -> re.Match[str] | None:
-    return _named_term(heading_path.split(HEADING_SEPARATOR)[-1].strip())
-
-
-def _term_line(body: str, sentence: str) -> tuple[re.Match[str], str] | None:
-    """The term whose definition holds the sentence, and that definition's line: the line just
-    above the sentence's, when it is a term alone ("log_min_duration_statement ( integer)").
-    A `<dt>` is a line of its section (0041, 0080), and this is where the answer's subject is."""
-    lines = body.split("\n")
-    at = next((i for i, line in enumerate(lines) if sentence in line), 0)
-    found = _named_term(lines[at - 1].strip()) if at > 0 else None
-    return (found, lines[at]) if found is not None and not _looks_like_code(found) else None
-
-
-def _looks_like_code(term: re.Match[str]) -> bool:
-    """A line of a code listing passes for a term as well: `BEGIN`, `Decimal('4.68')`,
-    `fib(int(sys.argv))`. A definition's term has a kind ("( integer)"), an identifier's
-    underscore or dot, or a signature of bare parameter names."""
-    if term["kind"]:
-        return False
-    signature = term["signature"] or ""
-    if signature:
-        return bool(re.search(r"['\"]|\(.*\(", signature))
-    return "_" not in term["name"] and "." not in term["name"]
-
-
-def _named_term(text: str) -> re.Match[str] | None:
-    found = _TERM.fullmatch(text)
-    if found is None:
-        return None
-    name = found["name"]
-    named = "_" in name or "." in name or name.startswith("-") or (name.isupper() and len(name) > 2)
-    return found if found["signature"] or found["kind"] or named else None
-
-
-def entity_name(heading_path: str) -> str:
-    """The entity a chunk belongs to (work_mem of "… > 20.4.1. Memory > work_mem (integer)"), or ""."""
-    found = _entity(heading_path)
-    return found["name"] if found is not None else ""
-
-
-def entity_lead(candidate: Candidate, cited: list[Candidate], sentence: str = "") -> str:
-    """"`work_mem` (integer, default 4MB): " when the chunk's heading path ends in an entity, or
-    the sentence's line is defined under a term line of the chunk; else "".
-
-    Every word of it is in a cited chunk: the name and kind in its heading path or term line,
-    the default in the body of a cited chunk of the same entity (or in the term's definition)."""
-    found, bodies = _entity(candidate.heading_path), []
-    if found is not None:
-        bodies = [_body(c) for c in cited if c.document_id == candidate.document_id
-                  and c.heading_path == candidate.heading_path]
-    elif sentence:
-        term = _term_line(_body(candidate), sentence)
-        found, bodies = (term[0], [term[1]]) if term is not None else (None, [])
-    if found is None:
-        return ""
-    name, signature, kind = found["name"], found["signature"], (found["kind"] or "").strip()
-    default = next((d for d in map(default_of, bodies) if d), "")
-    details = ", ".join(part for part in (kind or "", f"default {default}" if default else "") if part)
-    shown = f"`{name}{signature}`" if signature else f"`{name}`"
-    return f"{shown} ({details}): " if details else f"{shown}: "
 
 
 def _conflict_answer(picked: list[_Sentence]) -> Draft:

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from answering.pipeline.citations import CitedAnswer, Source, check_claims_by_similarity, stored_vectors
 from conftest import Cast
 from corpus.encoders.embedding import get_encoder
+from corpus.tests.helpers import texts_encoded
 from retrieval.search import Candidate, search
 from retrieval.tests.test_token_states import ingest, public, rows
 
@@ -32,16 +33,9 @@ def _cited(candidate: Candidate, text: str) -> CitedAnswer:
 
 
 def _encoded(monkeypatch: Any) -> list[str]:
-    encoder = get_encoder()
-    seen: list[str] = []
-    real = encoder.encode
-
-    def counted(texts: list[str], *a: Any, **k: Any) -> Any:
-        seen.extend(texts)
-        return real(texts, *a, **k)
-
-    monkeypatch.setattr(encoder, "encode", counted)
-    return seen
+    """What the citation check hands the encoder (`encode`: claims, and chunks without a usable
+    stored vector)."""
+    return texts_encoded(monkeypatch, get_encoder(), ("encode",))
 
 
 @pytest.mark.django_db

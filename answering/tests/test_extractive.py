@@ -13,6 +13,7 @@ import pytest
 
 from answering.pipeline.extractive import extract_answer
 from corpus.encoders.embedding import get_encoder
+from corpus.tests.helpers import texts_encoded
 from retrieval.search import Candidate
 
 MEMORY = "20.4. Resource Consumption > 20.4.1. Memory"
@@ -229,17 +230,7 @@ def test_headings_are_read_only_for_a_question_about_to_be_declined(monkeypatch:
 
 def _encoded(monkeypatch: Any) -> list[str]:
     """Every text the extractive answerer hands the encoder for vectors, in order."""
-    encoder = get_encoder()
-    seen: list[str] = []
-    for method in ("encode", "encode_with_states"):
-        real = getattr(encoder, method)
-
-        def counted(texts: list[str], *a: Any, real: Any = real, **k: Any) -> Any:
-            seen.extend(texts)
-            return real(texts, *a, **k)
-
-        monkeypatch.setattr(encoder, method, counted)
-    return seen
+    return texts_encoded(monkeypatch, get_encoder(), ("encode", "encode_with_states"))
 
 
 def test_a_later_chunks_sentences_are_not_encoded_once_an_earlier_chunk_answers(monkeypatch: Any) -> None:

@@ -65,3 +65,18 @@ def assert_stayed_inside(tenant: Tenant, before: dict[tuple[str, str], tuple[Any
     for key, state in before.items():
         if state[0] not in held and after.get(key) != state:
             raise AssertionError(f"{key} ({state[0]}) changed: {state} -> {after.get(key)}")
+
+
+def texts_encoded(monkeypatch: Any, target: Any, methods: tuple[str, ...]) -> list[str]:
+    """Every text handed to `methods` of `target` (an encoder, or its backend for what reaches
+    the model), in order; each call still runs for real."""
+    seen: list[str] = []
+    for method in methods:
+        real = getattr(target, method)
+
+        def counted(texts: list[str], *a: Any, real: Any = real, **k: Any) -> Any:
+            seen.extend(texts)
+            return real(texts, *a, **k)
+
+        monkeypatch.setattr(target, method, counted)
+    return seen

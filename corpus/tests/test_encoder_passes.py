@@ -10,21 +10,12 @@ import pytest
 
 from corpus.encoders.embedding import get_encoder
 from corpus.encoders.passes import remembered_passes
+from corpus.tests.helpers import texts_encoded
 
 
 def _runs(monkeypatch: Any) -> list[str]:
     """Every text that reaches the model."""
-    backend = get_encoder().backend
-    seen: list[str] = []
-    for method in ("embed", "embed_with_states", "token_embeddings"):
-        real = getattr(backend, method)
-
-        def counted(texts: list[str], *a: Any, real: Any = real, **k: Any) -> Any:
-            seen.extend(texts)
-            return real(texts, *a, **k)
-
-        monkeypatch.setattr(backend, method, counted)
-    return seen
+    return texts_encoded(monkeypatch, get_encoder().backend, ("embed", "embed_with_states", "token_embeddings"))
 
 
 QUESTION = "How do I raise max_connections?"
