@@ -28,7 +28,7 @@ from typing import Any
 from django.db import connections
 from psycopg import sql
 
-from tenants.rls import rls_transaction, set_local
+from tenants.rls import rls_transaction, scoped_read
 
 CHUNK_TABLE = "corpus_chunk"
 TERM_STATS_TABLE = "corpus_term_stats"
@@ -161,15 +161,14 @@ class TenantScope:
         """A transaction with the RLS settings of this scope, cleared again on the way out."""
         return rls_transaction(tenant_id=self.tenant_id, audience_ids=self.audience_ids, using=self.using)
 
+    def _read(self, statement: str, params: Mapping[str, Any],
+              local_settings: Mapping[str, str] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        return scoped_read(tenant_id=self.tenant_id, audience_ids=self.audience_ids, statement=statement,
+                           params={**params, **self._params()}, local_settings=local_settings, using=self.using)
+
     def fetch(self, query: ChunkQuery) -> list[dict[str, Any]]:
-        statement = self.compose(query).as_string(None)
-        params = {**query.params, **self._params()}
-        with self.rls_context() as cursor:
-            if query.local_settings:  # one round trip for all of them
-                set_local(cursor, query.local_settings)
-            cursor.execute(statement, params)
-            columns = [col.name for col in cursor.description]
-            rows = [dict(zip(columns, row)) for row in cursor.fetchall()]
+        columns, found = self._read(self.compose(query).as_string(None), query.params, query.local_settings)
+        rows = [dict(zip(columns, row)) for row in found]
         self._tripwire(rows)
         for row in rows:
             del row["_scope_tenant"], row["_scope_audience"]
@@ -180,13 +179,10 @@ class TenantScope:
     def _stats_rows(self, statement: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """Run a statistics read; the weld and the tripwire are the same as for chunk text."""
         weld = "s.tenant_id = %(_scope_tenant)s AND s.audience_id = ANY(%(_scope_audiences)s)"
-        with self.rls_context() as cursor:
-            if "th" in params:
-                # The % operator prunes by this threshold inside the trigram index; the default
-                # 0.3 lets far more terms through to similarity() than the caller will keep.
-                set_local(cursor, {"pg_trgm.similarity_threshold": str(params["th"])})
-            cursor.execute(statement.replace("{weld}", weld), {**params, **self._params()})
-            rows = cursor.fetchall()
+        # The % operator prunes by this threshold inside the trigram index; the default 0.3 lets
+        # far more terms through to similarity() than the caller will keep.
+        threshold = {"pg_trgm.similarity_threshold": str(params["th"])} if "th" in params else None
+        _, rows = self._read(statement.replace("{weld}", weld), params, threshold)
         allowed = set(self.audience_ids)
         for row in rows:
             tenant_id, audience_id = row[0], row[1]
