@@ -51,7 +51,9 @@ def scoped_read(*, tenant_id: int, audience_ids: Sequence[int], statement: str, 
     values = {"app.tenant_id": str(int(tenant_id)), "app.audience_ids": ",".join(str(int(a)) for a in audience_ids),
               **(local_settings or {})}
     connection = connections[using]
-    if connection.in_atomic_block or not connection.get_autocommit():
+    # Server-side binding (an operator's OPTIONS) sends one statement per query: no one trip there.
+    one_trip = not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    if not one_trip or connection.in_atomic_block or not connection.get_autocommit():
         with rls_transaction(tenant_id=tenant_id, audience_ids=audience_ids, using=using) as cursor:
             if local_settings:
                 set_local(cursor, local_settings)

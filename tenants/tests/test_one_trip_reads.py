@@ -155,3 +155,18 @@ def test_an_outermost_rls_transaction_ends_its_settings_with_its_commit(pair: Pa
         after = _settings_now()
     assert inside[:2] == (str(pair.acme.tenant.id), str(pair.acme.public_id))
     assert after[:2] == ("", "")
+
+
+@pytest.mark.planted_sql
+def test_with_server_side_binding_the_read_is_a_transaction_of_its_own(pair: Pair, django_db_blocker: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator's `server_side_binding` sends one statement per query: the read falls back
+    to BEGIN, settings, statement, COMMIT, and still sees its scope only."""
+    connection = connections["default"]
+    monkeypatch.setitem(connection.settings_dict, "OPTIONS",
+                        {**connection.settings_dict.get("OPTIONS", {}), "server_side_binding": True})
+    with django_db_blocker.unblock():
+        with CaptureQueriesContext(connection) as sent:
+            rows = _public_reader(pair, WeldDropped).fetch(WORD_QUERY)
+    assert [row["content"] for row in rows] == [PUBLIC_TEXT]
+    assert [q["sql"].split(" ")[0] for q in sent.captured_queries] == ["BEGIN", "SET", "SELECT", "COMMIT"]
