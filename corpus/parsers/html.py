@@ -38,11 +38,6 @@ _STRIP = ", ".join(
         ".headerlink", ".skip-link", ".wy-nav-side", ".rst-footer-buttons", ".footer", ".header",
     ]
 )
-# A generator's own index of the site: DocBook's back-of-book index (div.index), Sphinx's
-# toctree and its index tables. Each is a list of links to other pages, navigation by
-# construction like .toc above; a page keeps its own words around them (docs/decisions/0132).
-_SITE_INDEXES = "div.index, .toctree-wrapper, table.indextable, table.modindextable"
-_SITE_INDEXES_STRIPPED = "site-indexes-1"
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = {"p", "pre", "li", "dt", "dd", "td", "th", "blockquote", "caption", "figcaption"}
 _SELECT = ", ".join([*_HEADINGS, *_BLOCKS])
@@ -235,9 +230,7 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     body = tree.body
     if body is None:
         raise ParseError("no <body>")
-    # Only a page that held a site index gets a new fingerprint; every other page stays as stored.
-    indexes = body.css(_SITE_INDEXES)
-    for node in [*body.css(_STRIP), *indexes]:
+    for node in body.css(_STRIP):
         node.decompose()
     items: list[outline.Item] = []
     ancestry = _Ancestry()
@@ -250,10 +243,8 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
     # Only a page read item by item gets a new fingerprint; every other page stays as stored.
-    tags = [_NESTED_LISTS] if any(_read_by_item(li) for li in body.css("li")) else []
-    if indexes:
-        tags.append(_SITE_INDEXES_STRIPPED)
-    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *tags))
+    nested = (_NESTED_LISTS,) if any(_read_by_item(li) for li in body.css("li")) else ()
+    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *nested))
 
 
 def boilerplate(pages: list[_Page]) -> frozenset[str]:
