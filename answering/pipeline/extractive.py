@@ -126,12 +126,24 @@ def question_words(question: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(question.lower()) if w not in _STOP}
 
 
+# Letters joined by hyphens ("built-in", "read-only", "many-to-many") are words of the
+# sentence, not names the answer must repeat: an exact term for search, never an identifier
+# here. A name keeps a digit, an underscore or a dot (E1043, work_mem, os.path.join)
+# (docs/decisions/0133).
+_HYPHENATED_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
+
+def question_identifiers(question: str) -> list[str]:
+    """The names a question holds, lower-cased: what a sentence that answers it repeats."""
+    return [term[1:] for term in exact_terms(question) if not _HYPHENATED_WORD.fullmatch(term[1:])]
+
+
 def lexical_bonus(question: str, sentence: str, *, entity: str = "") -> float:
     """Cosine alone prefers fluent paraphrase; the sentence that holds the exact identifier or
     the question's own words is usually the answer. Identifiers weigh most; a sentence of the
     entity the question names holds it even when it says "this value" instead."""
     lowered = sentence.lower()
-    identifiers = [t[1:] for t in exact_terms(question)]
+    identifiers = question_identifiers(question)
     if any(names(identifier, lowered) or identifier == entity for identifier in identifiers):
         return 0.3
     words = question_words(question)
@@ -327,7 +339,7 @@ def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str 
 
 def _extract(question: str, sentences: list[_Sentence], context: list[Candidate], *,
              emphasis: str | None) -> Draft:
-    identifiers = [t[1:] for t in exact_terms(question)]
+    identifiers = question_identifiers(question)
     naming = [s for s in sentences if any(names(i, s.text.lower()) or i == s.entity for i in identifiers)]
     if naming:
         # A question about E1043 is answered by sentences that name E1043, not by E1042's.

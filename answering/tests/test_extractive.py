@@ -193,6 +193,29 @@ def test_an_identifier_is_named_only_as_a_whole_token() -> None:
     assert draft.cited_chunk_ids == [7] and "it is taken as kilobytes." in draft.text, draft.text
 
 
+def test_a_hyphenated_word_is_no_name_the_answer_must_repeat() -> None:
+    """"built-in" in the question is a word: the first chunk answers, and a later chunk's
+    sentence that happens to say "built-in" does not win for it (docs/decisions/0133)."""
+    mid_project = ("Changing AUTH_USER_MODEL after you have created database tables is significantly more "
+                   "difficult since it affects foreign keys and many-to-many relationships. This change can't be "
+                   "done automatically and requires manually fixing your schema and moving your data.")
+    backends = ("Django comes with built-in database backends. You may subclass an existing database backend "
+                "to modify its behavior, features, or configuration.")
+    context = [candidate(1, "Customizing authentication > Changing to a custom user model mid-project", mid_project),
+               candidate(2, "Databases > Subclassing the built-in database backends", backends)]
+    draft = extract_answer("We started with the built-in user model and now want our own. Can I switch after the "
+                           "tables already exist?", context)
+    assert draft.cited_chunk_ids == [1], draft.text
+
+
+def test_a_name_with_a_digit_underscore_or_dot_is_still_one() -> None:
+    from answering.pipeline.extractive import question_identifiers
+
+    assert question_identifiers("Why does SKU-77 fail with E1043 after setting work_mem and calling "
+                                "os.path.join on a read-only, built-in, many-to-many thing?") == [
+        "sku-77", "e1043", "work_mem", "os.path.join"]
+
+
 def test_a_term_read_as_a_line_is_not_quoted() -> None:
     """With entities off a parameter's term is a line of its section; it names the thing but states nothing."""
     body = (f"{WORK_MEM_BODY}\nautovacuum_work_mem ( integer)\n"
