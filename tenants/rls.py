@@ -48,8 +48,6 @@ def scoped_read(*, tenant_id: int, audience_ids: Sequence[int], statement: str, 
     for the next client, and nothing has to be cleared (docs/decisions/0131). Inside a
     caller's transaction the read is a savepoint of it, its settings cleared on the way out.
     """
-    values = {"app.tenant_id": str(int(tenant_id)), "app.audience_ids": ",".join(str(int(a)) for a in audience_ids),
-              **(local_settings or {})}
     connection = connections[using]
     # Server-side binding (an operator's OPTIONS) sends one statement per query: no one trip there.
     one_trip = not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
@@ -59,6 +57,8 @@ def scoped_read(*, tenant_id: int, audience_ids: Sequence[int], statement: str, 
                 set_local(cursor, local_settings)
             cursor.execute(statement, params)
             return [column.name for column in cursor.description], cursor.fetchall()
+    values = {"app.tenant_id": str(int(tenant_id)), "app.audience_ids": ",".join(str(int(a)) for a in audience_ids),
+              **(local_settings or {})}
     with connection.cursor() as cursor:
         # The statement's parameters are merged into the whole string: a literal % in a
         # setting's value must not read as a placeholder.

@@ -8,7 +8,6 @@ takes the one-trip path; inside one it is a savepoint (test_isolation covers tha
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -16,8 +15,9 @@ from django.db import connections
 from django.test.utils import CaptureQueriesContext
 from psycopg import sql
 
-from conftest import Cast, _make_cast
+from conftest import _make_cast
 from tenants.scope import ChunkQuery, TenantScope
+from tenants.tests.test_isolation import World
 from tenants.tests.planting import plant, unit_vector
 
 PUBLIC_TEXT = "quokkaroo public-5521"
@@ -28,14 +28,8 @@ SETTINGS_NOW = ("SELECT coalesce(current_setting('app.tenant_id', true), ''),"
                 " coalesce(current_setting('app.audience_ids', true), ''), current_setting('hnsw.ef_search')")
 
 
-@dataclass
-class Pair:
-    acme: Cast
-    globex: Cast
-
-
 @pytest.fixture(scope="module")
-def pair(django_db_setup: Any, django_db_blocker: Any) -> Pair:
+def pair(django_db_setup: Any, django_db_blocker: Any) -> World:
     """Committed rows, each findable by the same word; fresh tenants, so the module can run twice."""
     suffix = uuid.uuid4().hex[:6]
     with django_db_blocker.unblock():
@@ -43,10 +37,10 @@ def pair(django_db_setup: Any, django_db_blocker: Any) -> Pair:
         plant(tenant_id=acme.tenant.id, audience_id=acme.public_id, slug="trip/public", content=PUBLIC_TEXT)
         plant(tenant_id=acme.tenant.id, audience_id=acme.internal_id, slug="trip/internal", content=INTERNAL_TEXT)
         plant(tenant_id=globex.tenant.id, audience_id=globex.public_id, slug="trip/other", content=OTHER_TENANT_TEXT)
-    return Pair(acme, globex)
+    return World(acme, globex)
 
 
-def _public_reader(pair: Pair, cls: type[TenantScope] = TenantScope) -> TenantScope:
+def _public_reader(pair: World, cls: type[TenantScope] = TenantScope) -> TenantScope:
     return cls(tenant_id=pair.acme.tenant.id, audience_ids=(pair.acme.public_id,))
 
 
@@ -71,7 +65,7 @@ class WeldDropped(TenantScope):
         return None
 
 
-def test_a_read_outside_a_transaction_is_one_statement_and_sees_its_scope_only(pair: Pair,
+def test_a_read_outside_a_transaction_is_one_statement_and_sees_its_scope_only(pair: World,
                                                                                django_db_blocker: Any) -> None:
     with django_db_blocker.unblock():
         assert not connections["default"].in_atomic_block
@@ -83,7 +77,7 @@ def test_a_read_outside_a_transaction_is_one_statement_and_sees_its_scope_only(p
 
 
 @pytest.mark.planted_sql
-def test_row_level_security_holds_on_the_one_trip_path_with_the_weld_gone(pair: Pair, django_db_blocker: Any) -> None:
+def test_row_level_security_holds_on_the_one_trip_path_with_the_weld_gone(pair: World, django_db_blocker: Any) -> None:
     """The settings travel with the statement: the policies admit the scope's rows and no
     others even when the scope itself welds nothing."""
     with django_db_blocker.unblock():
@@ -96,7 +90,7 @@ def test_row_level_security_holds_on_the_one_trip_path_with_the_weld_gone(pair: 
     assert vector_contents == [PUBLIC_TEXT]
 
 
-def test_a_read_outside_a_transaction_leaves_no_setting_on_the_connection(pair: Pair,
+def test_a_read_outside_a_transaction_leaves_no_setting_on_the_connection(pair: World,
                                                                           django_db_blocker: Any) -> None:
     """What the next client of a pooled server connection would find: nothing of this read."""
     scope = _public_reader(pair)
@@ -112,7 +106,7 @@ def test_a_read_outside_a_transaction_leaves_no_setting_on_the_connection(pair: 
     assert after == before
 
 
-def test_a_failing_read_raises_and_leaves_the_connection_clean(pair: Pair, django_db_blocker: Any) -> None:
+def test_a_failing_read_raises_and_leaves_the_connection_clean(pair: World, django_db_blocker: Any) -> None:
     scope = _public_reader(pair)
     with django_db_blocker.unblock():
         with pytest.raises(Exception, match="division by zero"):
@@ -121,7 +115,7 @@ def test_a_failing_read_raises_and_leaves_the_connection_clean(pair: Pair, djang
         assert [row["content"] for row in scope.fetch(WORD_QUERY)] == [PUBLIC_TEXT]
 
 
-def test_a_value_holding_a_percent_sign_is_not_read_as_a_placeholder(pair: Pair, django_db_blocker: Any) -> None:
+def test_a_value_holding_a_percent_sign_is_not_read_as_a_placeholder(pair: World, django_db_blocker: Any) -> None:
     """The settings are merged into one string with the statement's parameters."""
     from tenants.rls import scoped_read
 
@@ -133,7 +127,7 @@ def test_a_value_holding_a_percent_sign_is_not_read_as_a_placeholder(pair: Pair,
     assert rows == [("50% off", 1)]
 
 
-def test_forced_fail_a_session_level_set_is_seen_after_the_statement(pair: Pair, django_db_blocker: Any) -> None:
+def test_forced_fail_a_session_level_set_is_seen_after_the_statement(pair: World, django_db_blocker: Any) -> None:
     """The detector above goes red for settings that outlive their statement (`SET` without
     LOCAL in the same string)."""
     with django_db_blocker.unblock():
@@ -145,7 +139,7 @@ def test_forced_fail_a_session_level_set_is_seen_after_the_statement(pair: Pair,
     assert leaked[0] == str(pair.acme.tenant.id)
 
 
-def test_an_outermost_rls_transaction_ends_its_settings_with_its_commit(pair: Pair, django_db_blocker: Any) -> None:
+def test_an_outermost_rls_transaction_ends_its_settings_with_its_commit(pair: World, django_db_blocker: Any) -> None:
     """Outermost, nothing is cleared by hand (a round trip saved): COMMIT ends SET LOCAL."""
     from tenants.rls import rls_transaction
 
@@ -158,7 +152,7 @@ def test_an_outermost_rls_transaction_ends_its_settings_with_its_commit(pair: Pa
 
 
 @pytest.mark.planted_sql
-def test_with_server_side_binding_the_read_is_a_transaction_of_its_own(pair: Pair, django_db_blocker: Any,
+def test_with_server_side_binding_the_read_is_a_transaction_of_its_own(pair: World, django_db_blocker: Any,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """An operator's `server_side_binding` sends one statement per query: the read falls back
     to BEGIN, settings, statement, COMMIT, and still sees its scope only."""
