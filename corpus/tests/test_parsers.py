@@ -412,3 +412,51 @@ def test_the_python_docs_contents_page_goes_in(settings: Any) -> None:
     doc = _one(list(html.parse_files([SourceFile(PYDOCS / "contents.html", "contents")], source_type="doc")))
     lines = [line for s in doc.sections for line in s.text.split("\n")]
     assert len(lines) > 20 and max(map(len, lines)) <= settings.INGEST_MAX_LINE_CHARS
+
+
+_DOCTEST = ('<div class="highlight"><pre><span></span><span class="gp">&gt;&gt;&gt; </span><span class="n">datetime'
+            '</span><span class="o">.</span><span class="n">now</span><span class="p">(</span><span class="n">timezone'
+            '</span><span class="o">.</span><span class="n">utc</span><span class="p">)</span>\n'
+            '<span class="go">datetime.datetime(2010, 12, 8, 21, 4)</span>\n\n'
+            '<span class="gp">&gt;&gt;&gt; </span><span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n'
+            '</pre></div>')
+_LISTING = ">>> datetime.now(timezone.utc)\ndatetime.datetime(2010, 12, 8, 21, 4)\n\n>>> x = 1"
+
+
+def _listing_page(body: str) -> str:
+    return f"<html><head><title>datetime</title></head><body><h1>datetime</h1>{body}</body></html>"
+
+
+def test_a_listing_inside_a_definition_stands_alone_verbatim(tmp_path: Path) -> None:
+    """Read as the <dd>'s words, a Sphinx doctest lost its lines and gained a space between its
+    highlighted tokens (`>>> datetime. now ( timezone. utc) datetime…`); the words around it read
+    as before, in their place (docs/decisions/0134)."""
+    page = _listing_page(f'<dl><dt>now(tz)</dt><dd><p>Return the <em>current</em> time, for example:</p>{_DOCTEST}'
+                         '<p>See also <code>utcnow()</code>.</p></dd></dl>')
+    doc = _one(list(html.parse_files([_file(tmp_path, "datetime.html", page)], source_type="doc")))
+    assert doc.sections[0].text.split("\n") == [
+        "now(tz)", "Return the current time, for example:", *_LISTING.split("\n"), "See also utcnow()."]
+    assert doc.fingerprint != fingerprint(page.encode())  # re-read once by the next ingest
+
+
+def test_a_list_item_keeps_its_dash_on_words_not_on_a_listing(tmp_path: Path) -> None:
+    page = _listing_page(f"<ul><li><p>Make it aware:</p>{_DOCTEST}</li><li>{_DOCTEST}<p>then print it</p></li>"
+                         "<li>plain words</li></ul>")
+    text = _one(list(html.parse_files([_file(tmp_path, "list.html", page)], source_type="doc"))).sections[0].text
+    assert text.split("\n") == ["- Make it aware:", *_LISTING.split("\n"), *_LISTING.split("\n"),
+                                    "then print it", "- plain words"]
+
+
+def test_a_page_without_a_listing_inside_a_block_keeps_its_fingerprint(tmp_path: Path) -> None:
+    """A listing at the top level always stood alone; such a page is not re-read."""
+    page = _listing_page(f"<p>Example:</p>{_DOCTEST}<dl><dt>x</dt><dd><p>words</p></dd></dl>")
+    doc = _one(list(html.parse_files([_file(tmp_path, "top.html", page)], source_type="doc")))
+    assert _LISTING in doc.sections[0].text
+    assert doc.fingerprint == fingerprint(page.encode())
+
+
+def test_a_listing_deep_inside_a_block_is_found(tmp_path: Path) -> None:
+    depth = 200  # under MAX_DEPTH, which the prescan enforces
+    page = _listing_page("<dl><dd>before" + "<div>" * depth + _DOCTEST + "</div>" * depth + "after</dd></dl>")
+    text = _one(list(html.parse_files([_file(tmp_path, "deep.html", page)], source_type="doc"))).sections[0].text
+    assert text.split("\n") == ["before", *_LISTING.split("\n"), "after"]
