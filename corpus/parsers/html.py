@@ -136,7 +136,6 @@ _ADMONITION, _BLOCK, _HEADING = 1, 2, 4
 
 _LISTS = frozenset({"ul", "ol"})
 _NESTED_LISTS = "long-nested-lists-1"
-_LISTINGS_INSIDE = "listings-inside-blocks-1"
 
 
 def _holds_list(node: LexborNode) -> bool:
@@ -193,67 +192,16 @@ class _Ancestry:
         return inherited
 
 
-def _listing(node: LexborNode) -> str:
-    return "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
-
-
-def _listing_holders(body: LexborNode) -> frozenset[int]:
-    """The elements that hold a listing (a `pre`), by mem_id: one walk up from each listing
-    instead of a search below every block."""
-    holders: set[int] = set()
-    for pre in body.css("pre"):
-        parent = pre.parent
-        while parent is not None and parent.mem_id not in holders and parent.tag not in ("body", "html"):
-            holders.add(parent.mem_id)
-            parent = parent.parent
-    return frozenset(holders)
-
-
-def _split_at_listings(node: LexborNode, holders: frozenset[int]) -> list[tuple[str, bool]]:
-    """A block's words with each listing inside it standing alone, verbatim, where it stands.
-    Read as the block's words, a Sphinx doctest in a <dd> lost its lines and gained a space
-    between every highlighted token: `>>> datetime. now ( timezone. utc) >>> …` (0134). The
-    words around a listing read as they always did."""
-    texts: list[tuple[str, bool]] = []  # (text, whether it is a listing)
-    words: list[str] = []
-
-    def flush() -> None:
-        text = _clean(" ".join(words))
-        words.clear()
-        if text:
-            texts.append((text, False))
-
-    stack = [node.iter(include_text=True)]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-        elif child.tag == "pre":
-            flush()
-            if listing := _listing(child):
-                texts.append((listing, True))
-        elif child.mem_id in holders:
-            stack.append(child.iter(include_text=True))
-        else:
-            words.append((child.text_content if child.tag == "-text" else child.text(separator=" ")) or "")
-    flush()
-    return texts
-
-
-def _block_texts(node: LexborNode, holders: frozenset[int]) -> list[str]:
-    """A block's lines: one, or several when listings stand inside it (_split_at_listings)."""
+def _block_text(node: LexborNode) -> str:
     if node.tag == "pre":
-        return [_listing(node)]
-    if node.tag == "li" and _read_by_item(node):
-        text = _own_text(node)
-        return [f"- {text}"] if text else []
-    texts = _split_at_listings(node, holders) if node.mem_id in holders else [(_words(node), False)]
-    if node.tag == "li" and texts and not texts[0][1]:
-        texts[0] = (f"- {texts[0][0]}", False)
-    return [text for text, _ in texts if text]
+        return "\n".join(line.rstrip() for line in node.text().strip("\n").split("\n"))
+    if node.tag != "li":
+        return _words(node)
+    text = _own_text(node) if _read_by_item(node) else _words(node)
+    return f"- {text}" if text else text
 
 
-def _add(items: list[outline.Item], node: LexborNode, enclosing: int, holders: frozenset[int]) -> None:
+def _add(items: list[outline.Item], node: LexborNode, enclosing: int) -> None:
     """One heading or block of the page, unless something enclosing it already holds its text."""
     tag = node.tag
     if tag in _HEADINGS:
@@ -267,7 +215,9 @@ def _add(items: list[outline.Item], node: LexborNode, enclosing: int, holders: f
         return
     if enclosing & _BLOCK:
         return
-    items.extend(outline.Item(outline.TEXT, text) for text in _block_texts(node, holders))
+    text = _block_text(node)
+    if text:
+        items.append(outline.Item(outline.TEXT, text))
 
 
 def extract_page(file: SourceFile, raw: bytes) -> _Page:
@@ -287,17 +237,14 @@ def extract_page(file: SourceFile, raw: bytes) -> _Page:
     nodes = body.css(_SELECT)
     if len(nodes) > MAX_BLOCKS:  # each costs Python time; a manual's page has a few thousand
         raise ParseError(f"HTML page has {len(nodes):,} headings and blocks; the limit is {MAX_BLOCKS:,}")
-    holders = _listing_holders(body)
     for node in nodes:
         budget.tick()
-        _add(items, node, ancestry.of(node), holders)
+        _add(items, node, ancestry.of(node))
     if not title:
         title = next((item.text for item in items if item.kind == outline.HEADING), "")
-    # Only a page whose reading changed gets a new fingerprint, so the next ingest re-reads it;
-    # every other page stays as stored.
-    parts = ((_NESTED_LISTS,) if any(_read_by_item(li) for li in body.css("li")) else ()) + (
-        (_LISTINGS_INSIDE,) if any(node.mem_id in holders and node.tag in _BLOCKS for node in nodes) else ())
-    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *parts))
+    # Only a page read item by item gets a new fingerprint; every other page stays as stored.
+    nested = (_NESTED_LISTS,) if any(_read_by_item(li) for li in body.css("li")) else ()
+    return _Page(file=file, title=title, items=items, digest=fingerprint(raw, *nested))
 
 
 def boilerplate(pages: list[_Page]) -> frozenset[str]:
