@@ -249,7 +249,8 @@ def _query_terms(scope: TenantScope, query: str, ts_config: str,
     """The terms, their statistics, typo corrections, the unknown names, and the question with
     its typos corrected (and, typed without diacritics in a language that has them, with its
     diacritics restored: docs/decisions/0114)."""
-    query = restore_diacritics(query, language=language, lemma_frequency=scope.document_frequencies)
+    query = restore_diacritics(query, language=language, lemma_frequency=scope.document_frequencies,
+                               terms_matching=scope.terms_matching)
     terms = query_terms(query, ts_config=ts_config, language=language)
     stats = bm25_stats(scope, terms.all)
     keyed = bool(terms.groups)

@@ -206,6 +206,20 @@ class TenantScope:
             frequencies[term] = frequencies.get(term, 0) + df
         return frequencies
 
+    def terms_matching(self, pattern: str) -> dict[str, int]:
+        """Vocabulary terms this scope may read that match a regular expression (POSIX, whole
+        term when anchored), with the live chunks holding each."""
+        # Index: corpus_term_stats_trgm_idx (gin_trgm_ops) serves the regular expression.
+        rows = self._stats_rows(
+            "SELECT s.tenant_id, s.audience_id, s.term, s.df FROM corpus_term_stats s"
+            " WHERE {weld} AND s.term ~ %(pattern)s",
+            {"pattern": pattern},
+        )
+        frequencies: dict[str, int] = {}
+        for _, _, term, df in rows:
+            frequencies[term] = frequencies.get(term, 0) + df
+        return frequencies
+
     def corpus_totals(self) -> tuple[int, int]:
         """(live chunks, total term occurrences) visible to this scope: BM25's N and avgdl."""
         rows = self._stats_rows(
