@@ -23,7 +23,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from corpus.language.keys import KEYED_LANGUAGES, dictionary_lemma, fold, folded_stop_forms, has_dictionary
+from corpus.language.keys import KEYED_LANGUAGES, dictionary_lemma, fold, has_dictionary
 
 # The languages whose alphabet has diacritics a keyboard may lack; keyed, with a dictionary.
 WRITTEN_WITH_DIACRITICS = ("cs", "sk")
@@ -70,22 +70,15 @@ def restore_diacritics(text: str, *, language: str,
         return text
     forms = _folded_forms(language)
     candidates: dict[str, tuple[str, ...]] = {}
-    typed_lemmas: dict[str, str] = {}  # a word the dictionary knows as typed: its lemma
     undictionaried: list[str] = []
     for word in {m.group(0).lower() for m in _WORD.finditer(text)}:
-        lemma, known = dictionary_lemma(word, language)
-        if known:
-            # "kos" (a blackbird) or "koš" (the trash): the pages decide (0136). Never a stop
-            # word's spelling ("bez", "mam"): its lemma is in no page's statistics.
-            if word in forms and word not in folded_stop_forms(language):
-                candidates[word] = forms[word]
-                typed_lemmas[word] = lemma
-            continue
+        if dictionary_lemma(word, language)[1]:
+            continue  # a word as typed ("kolik", "mam"): not a keyboard without accents
         if word in forms:
             candidates[word] = forms[word]
         elif len(word) >= MIN_VOCABULARY_WORD:
             undictionaried.append(word)
-    chosen = _from_dictionary(candidates, language, lemma_frequency, typed_lemmas) if candidates else {}
+    chosen = _from_dictionary(candidates, language, lemma_frequency) if candidates else {}
     if undictionaried and terms_matching is not None:
         chosen.update(_from_vocabulary(sorted(undictionaried), terms_matching))
     if not chosen:
@@ -94,17 +87,11 @@ def restore_diacritics(text: str, *, language: str,
 
 
 def _from_dictionary(candidates: Mapping[str, tuple[str, ...]], language: str,
-                     lemma_frequency: Callable[[Sequence[str]], Mapping[str, int]],
-                     typed_lemmas: Mapping[str, str]) -> dict[str, str]:
-    """Each word's accented form whose lemma the pages hold most. A word that is a word as typed
-    keeps its spelling unless the pages never hold its own lemma ("kolik" stays; "kos", a
-    blackbird, becomes "koš" in a help centre on the desktop)."""
+                     lemma_frequency: Callable[[Sequence[str]], Mapping[str, int]]) -> dict[str, str]:
     lemma_of = {form: dictionary_lemma(form, language)[0] for group in candidates.values() for form in group}
-    frequency = lemma_frequency(sorted(set(lemma_of.values()) | set(typed_lemmas.values())))
+    frequency = lemma_frequency(sorted(set(lemma_of.values())))
     chosen = {}
     for word, group in candidates.items():
-        if frequency.get(typed_lemmas.get(word, ""), 0) > 0:
-            continue
         best = max(group, key=lambda form: (frequency.get(lemma_of[form], 0), form))
         if frequency.get(lemma_of[best], 0) > 0:
             chosen[word] = best
