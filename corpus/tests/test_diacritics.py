@@ -65,6 +65,20 @@ def test_a_word_the_tenant_writes_bare_or_never_stays_as_typed() -> None:
                               terms_matching=vocabulary(**{"ďďť": 9})) == "kde je ddt"
 
 
+def test_a_question_of_many_unknown_words_reads_no_vocabulary() -> None:
+    """Noise, not a question typed without accents: no expression of hundreds of words is built."""
+    asked: list[str] = []
+
+    def matching(pattern: str) -> Mapping[str, int]:
+        asked.append(pattern)
+        return {}
+    invented = " ".join(f"zqx{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(9))
+    assert restore_diacritics(invented, language="cs", lemma_frequency=held(), terms_matching=matching) == invented
+    assert asked == []
+    restore_diacritics(" ".join(invented.split()[:8]), language="cs", lemma_frequency=held(), terms_matching=matching)
+    assert len(asked) == 1
+
+
 def test_the_folding_pattern_matches_exactly_the_spellings_that_fold_to_the_word() -> None:
     pattern = folding_pattern(["dobirku", "bezdratovy"])
     spellings = ["dobírku", "dobirku", "bezdrátový", "bezdratový", "dobírka", "dobírkou", "xdobírku",
