@@ -414,29 +414,18 @@ def _quote(picked: list[_Sentence]) -> str:
     """The picked sentences, each cited; a listing stands on lines of its own. The first
     sentence that announces a listing ("…looks something like this:") is followed by it, unless
     the answer quotes that listing already: one shown listing an answer (docs/decisions/0085)."""
-    shown = any("\n" in p.text for p in picked)
-    pieces: list[tuple[_Sentence, str]] = []
-    for p in _announcers_joined(picked):
+    text, after_listing, shown = "", False, any("\n" in p.text for p in picked)
+    picked = _announcers_joined(picked)
+    for p in picked:
         listing = "" if shown else listing_after(chunk_body(p.candidate), p.text, max_lines=LISTING_LINES,
                                                  max_chars=LISTING_CHARS)
         shown = shown or bool(listing)
-        pieces.append((p, listing))
-    # "…would look like:" with nothing after it promises what the answer does not give (0137),
-    # unless it is all the answer has.
-    kept = [(p, listing) for p, listing in pieces if listing or not _announces(p.text)] or pieces[:1]
-    text, after_listing = "", False
-    for p, listing in kept:
         if text:
             text += "\n" if after_listing or "\n" in p.text else " "
         quoted = f"{p.text}\n{listing}" if listing else p.text
         text += f"{quoted} [{p.candidate.chunk_id}]"
         after_listing = "\n" in quoted
     return text
-
-
-def _announces(text: str) -> bool:
-    """A one-line sentence that ends by announcing what follows it ("…as follows:")."""
-    return "\n" not in text and text.rstrip().endswith(":")
 
 
 def _announcers_joined(picked: list[_Sentence]) -> list[_Sentence]:

@@ -198,18 +198,3 @@ def test_a_listing_line_that_reads_as_prose_is_still_the_listings() -> None:
     assert literal not in pieces
     assert not any(literal in piece and "def validate_even" not in piece for piece in pieces)
     assert "You can add this to a model field via the field’s validators argument:" in pieces
-
-
-def test_an_announcement_whose_listing_is_not_shown_is_left_out() -> None:
-    """"…the full command would look like:" with no listing after it promises what the answer
-    does not give (the reader's "dangling colon", docs/decisions/0137); the answer's first
-    sentence is kept whatever it ends with."""
-    body = ("The development server listens on port 8000 of the local machine by default. "
-            "To change the development server's port, pass the port to runserver; the full command would look like:\n"
-            "The development server restarts on its own when the port of the server changes.")
-    context = [candidate(7, "Django > The development server", body)]
-    text = finalize(extract_answer("How do I change the port of the development server?", context), context).text
-    assert "port" in text and "would look like:" not in text, text
-    alone = [candidate(8, "Django > Deploying", "The command that starts the server would look like:")]
-    text = finalize(extract_answer("What command starts the server?", alone), alone).text
-    assert "would look like:" in text, text
