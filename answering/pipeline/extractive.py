@@ -422,19 +422,10 @@ def _quote(picked: list[_Sentence]) -> str:
         shown = shown or bool(listing)
         if text:
             text += "\n" if after_listing or "\n" in p.text else " "
-        quoted = f"{p.text}\n{listing}" if listing else _closed(p.text)
+        quoted = f"{p.text}\n{listing}" if listing else p.text
         text += f"{quoted} [{p.candidate.chunk_id}]"
         after_listing = "\n" in quoted
     return text
-
-
-def _closed(sentence: str) -> str:
-    """A one-line sentence that announces what the answer does not show ("…change the default
-    browser:") ends with a full stop: it says what it says and promises nothing (0137)."""
-    stripped = sentence.rstrip()
-    if "\n" in stripped or not stripped.endswith(":"):
-        return sentence
-    return stripped[:-1].rstrip() + "."
 
 
 def _announcers_joined(picked: list[_Sentence]) -> list[_Sentence]:

@@ -198,17 +198,3 @@ def test_a_listing_line_that_reads_as_prose_is_still_the_listings() -> None:
     assert literal not in pieces
     assert not any(literal in piece and "def validate_even" not in piece for piece in pieces)
     assert "You can add this to a model field via the field’s validators argument:" in pieces
-
-
-def test_an_announcement_whose_listing_is_not_shown_ends_with_a_full_stop() -> None:
-    """"…the full command would look like:" with no listing after it promises what the answer
-    does not give (the reader's "dangling colon", docs/decisions/0137): it is quoted closed."""
-    body = ("The development server listens on port 8000 of the local machine by default. "
-            "To change the development server's port, pass the port to runserver; the full command would look like:\n"
-            "The development server restarts on its own when the port of the server changes.")
-    context = [candidate(7, "Django > The development server", body)]
-    text = finalize(extract_answer("How do I change the port of the development server?", context), context).text
-    assert "the full command would look like. [1]" in text and "like:" not in text, text
-    text = finalize(extract_answer("What does a minimal Flask application look like?",
-                                   [candidate(5, FLASK, FLASK_BODY)]), [candidate(5, FLASK, FLASK_BODY)]).text
-    assert "looks something like this:\nfrom flask import Flask" in text, text
