@@ -56,9 +56,6 @@ RANK_PENALTY = 0.10
 # The passage's other sentences may sit this far below the floor: the page's next sentence
 # often finishes what the best one began (docs/decisions/0101).
 PASSAGE_SLACK = 0.10
-# ... and no further than this below the passage's best sentence: the reader cuts a weaker
-# sentence the page says next more often than it misses it (0138).
-PASSAGE_SPREAD = 0.15
 # A listing longer than this many lines or characters is not quoted at all (docs/decisions/0084).
 LISTING_LINES = 8
 LISTING_CHARS = 400
@@ -298,16 +295,15 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float) -> list[_Senten
     part of the answer (0107). None is said twice."""
     # The passage is the best-ranked chunk that has a sentence above the floor (retrieval ranked
     # whole chunks with both legs and the reranker), quoted from its best sentence.
-    eligible = [(sentence, quotable) for sentence, quotable in ranked if quotable >= minimum]
-    top = min(sentence.place for sentence, _ in eligible)
-    anchor, best = next((sentence, quotable) for sentence, quotable in eligible if sentence.place == top)
-    floor = max(minimum - PASSAGE_SLACK, best - PASSAGE_SPREAD)
+    eligible = [sentence for sentence, quotable in ranked if quotable >= minimum]
+    top = min(sentence.place for sentence in eligible)
+    anchor = next(sentence for sentence in eligible if sentence.place == top)
     passage = [anchor]
     for sentence, quotable in ranked:
         if len(passage) >= MAX_SENTENCES:
             break
         if (sentence is not anchor and sentence.candidate.chunk_id == anchor.candidate.chunk_id
-                and quotable >= floor
+                and quotable >= minimum - PASSAGE_SLACK
                 and not is_repeat(sentence.text, [p.text for p in passage])):
             passage.append(sentence)
     return _reading_order(anchor, passage)
