@@ -201,10 +201,7 @@ class TenantScope:
             " WHERE {weld} AND s.term = ANY(%(terms)s)",
             {"terms": list(terms)},
         )
-        frequencies: dict[str, int] = {}
-        for _, _, term, df in rows:
-            frequencies[term] = frequencies.get(term, 0) + df
-        return frequencies
+        return _summed_by_term(rows)
 
     def terms_matching(self, pattern: str) -> dict[str, int]:
         """Vocabulary terms this scope may read that match a regular expression (POSIX, whole
@@ -215,10 +212,7 @@ class TenantScope:
             " WHERE {weld} AND s.term ~ %(pattern)s",
             {"pattern": pattern},
         )
-        frequencies: dict[str, int] = {}
-        for _, _, term, df in rows:
-            frequencies[term] = frequencies.get(term, 0) + df
-        return frequencies
+        return _summed_by_term(rows)
 
     def corpus_totals(self) -> tuple[int, int]:
         """(live chunks, total term occurrences) visible to this scope: BM25's N and avgdl."""
@@ -304,3 +298,11 @@ class TenantScope:
                 )
             if row["_scope_archived"] and not self.include_archived:
                 raise ScopeViolation("archived chunk row returned to a live read")
+
+
+def _summed_by_term(rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
+    """(tenant, audience, term, df) rows → term → live chunks over the scope's audiences."""
+    frequencies: dict[str, int] = {}
+    for _, _, term, df in rows:
+        frequencies[term] = frequencies.get(term, 0) + df
+    return frequencies
