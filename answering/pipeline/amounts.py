@@ -37,7 +37,8 @@ _SECOND_PART = re.compile(
 _METHOD = re.compile(
     r"^\W*(?:how (?:do|can|should|would) (?:i|we|you)|jak (?:mám|mam|můžu|muzu|mohu|lze|zjistím|zjistim))\b"
     r"|\b(?:find out|see|check|tell|know|change|set|adjust|increase|raise|lower"
-    r"|show|zjist\w*|pozn\w*|vid[ěe]t|zobraz\w*|uk[áa][žz]\w*|změn\w*|zmen\w*|nastav\w*|zvýš\w*|zvys\w*)\W+(?:\w+\W+){0,2}?"
+    r"|show|zjist\w*|pozn\w*|vid[ěe]t|zobraz\w*|uk[áa][žz]\w*|změn\w*|zmen\w*|nastav\w*|zvýš\w*|zvys\w*)"
+    r"\W+(?:\w+\W+){0,2}?"
     r"(?:how (?:much|many|long|often|big|large)|kolik|jak (?:dlouho|často|casto))\b",
     re.IGNORECASE,
 )
