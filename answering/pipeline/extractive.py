@@ -17,7 +17,7 @@ and its default as the chunk states them: "`work_mem` (integer, default 4MB): Se
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -244,14 +244,14 @@ def _score(question: str, sentences: list[_Sentence], *, headed: bool,
     return _Scores(plain + np.array(bonus), np.maximum(plain, under_heading) + np.array(bonus), states)
 
 
-def _score_in_order(question: str, sentences: list[_Sentence], *, emphasis: str | None, minimum: float,
-                    wanted: Callable[[str], bool] | None = None) -> tuple[list[_Sentence], _Scores]:
+def _score_in_order(question: str, sentences: list[_Sentence], *, emphasis: str | None,
+                    minimum: float) -> tuple[list[_Sentence], _Scores]:
     """The sentences scored chunk by chunk in the retrieved order until one has a quotable
-    sentence (one that is `wanted`, when given), and their scores: the passage is the first such
-    chunk's (_pick), so no later chunk's sentence can change the answer, and encoding them all
-    was most of an answer's time on a manual (docs/decisions/0127). Contested chunks' sentences
-    go in the first call, wherever they stand: two sources that disagree are answered side by
-    side. With no such sentence anywhere, every sentence has been scored."""
+    sentence, and their scores: the passage is the first such chunk's (_pick), so no later
+    chunk's sentence can change the answer, and encoding them all was most of an answer's time
+    on a manual (docs/decisions/0127). Contested chunks' sentences go in the first call,
+    wherever they stand: two sources that disagree are answered side by side. With no quotable
+    sentence anywhere, every sentence has been scored."""
     scored: list[_Sentence] = []
     scores = _NO_SCORES
     waiting = [s for s in sentences if s.candidate.contested]
@@ -261,8 +261,7 @@ def _score_in_order(question: str, sentences: list[_Sentence], *, emphasis: str 
         if batch:
             scored += batch
             scores += _score(question, batch, headed=False, emphasis=emphasis)
-        if any(q >= minimum and s.place <= place and (wanted is None or wanted(s.text))
-               for s, q in zip(scored, scores.quotable)):
+        if any(q >= minimum and s.place <= place for s, q in zip(scored, scores.quotable)):
             break
     return scored, scores
 
@@ -289,16 +288,19 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
     return np.array([RANK_PENALTY * position[s.candidate.chunk_id] for s in sentences])
 
 
-def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, *, top: int,
-          one_amount: bool = False) -> list[_Sentence]:
-    """Passage first (docs/decisions/0101, 0107): the chunk at place `top` (_passage_place) is
-    the answer, its best sentence (`ranked` best first, each with its quotable score) and its
+def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, *, one_amount: bool = False) -> list[_Sentence]:
+    """Passage first (docs/decisions/0101, 0107): the best-ranked chunk with a quotable sentence
+    (`ranked` best first, each with its quotable score) is the answer, its best sentence and its
     other quotable ones in the order the page says them. No other chunk's sentence joins: one
     that shared a word with the question was more often another page's fact than the missing
     part of the answer (0107). None is said twice. `one_amount`: the question asks for one
     amount and nothing else, and the passage's best sentence that states a figure is the whole
     answer (0139)."""
-    anchor = next(sentence for sentence, quotable in ranked if quotable >= minimum and sentence.place == top)
+    # The passage is the best-ranked chunk that has a sentence above the floor (retrieval ranked
+    # whole chunks with both legs and the reranker), quoted from its best sentence.
+    eligible = [sentence for sentence, quotable in ranked if quotable >= minimum]
+    top = min(sentence.place for sentence in eligible)
+    anchor = next(sentence for sentence in eligible if sentence.place == top)
     if one_amount:
         stating = next((sentence for sentence, quotable in ranked if sentence.place == top
                         and quotable >= minimum - PASSAGE_SLACK and states_figure(sentence.text)), None)
@@ -313,15 +315,6 @@ def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, *, top: int,
                 and not is_repeat(sentence.text, [p.text for p in passage])):
             passage.append(sentence)
     return _reading_order(anchor, passage)
-
-
-def _passage_place(sentences: list[_Sentence], quotable: np.ndarray, minimum: float, *, one_amount: bool) -> int:
-    """The passage is the best-ranked context chunk with a quotable sentence: retrieval ranked
-    whole chunks with both legs and the reranker. For a question asking one amount, the
-    best-ranked chunk with a quotable sentence that states a figure, where one does (0140)."""
-    quotable_places = [s.place for s, q in zip(sentences, quotable) if q >= minimum]
-    stating = [s.place for s, q in zip(sentences, quotable) if q >= minimum and states_figure(s.text)]
-    return min(stating if one_amount and stating else quotable_places)
 
 
 def extract_answer(question: str, candidates: list[Candidate], *, emphasis: str | None = None,
@@ -362,9 +355,7 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
     if not sentences:
         return Draft.declined_by("extractive", "no quotable sentence in the retrieved chunks")
     minimum = MIN_SIMILARITY
-    one_amount = asks_one_amount(question)
-    sentences, scores = _score_in_order(question, sentences, emphasis=emphasis, minimum=minimum,
-                                        wanted=states_figure if one_amount else None)
+    sentences, scores = _score_in_order(question, sentences, emphasis=emphasis, minimum=minimum)
     if float(scores.quotable.max()) < minimum:
         # Only a question about to be declined pays for the second reading (docs/decisions/0057).
         scores = _score(question, sentences, headed=True, emphasis=emphasis)
@@ -372,9 +363,9 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
     if float(quotable.max()) < minimum:
         return Draft.declined_by("extractive", f"best sentence similarity {float(quotable.max()):.2f} < {minimum}")
     rank = scores.rank - _retrieval_prior(sentences, context)
-    # The passage's sentences, and only theirs, are ordered by how their tokens match the
-    # question too.
-    top = _passage_place(sentences, quotable, minimum, one_amount=one_amount)
+    # The passage is the first-ranked context chunk with a quotable sentence (_pick); its
+    # sentences, and only theirs, are ordered by how their tokens match the question too.
+    top = min(s.place for s, q in zip(sentences, quotable) if q >= minimum)
     passage = [i for i, s in enumerate(sentences) if s.place == top]
     rank[passage] += _token_match(question, [sentences[i] for i in passage], [scores.states[i] for i in passage])
     order = np.argsort(-rank, kind="stable")
@@ -387,7 +378,7 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked = _pick(scored, minimum, top=top, one_amount=one_amount)
+    picked = _pick(scored, minimum, one_amount=asks_one_amount(question))
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)
