@@ -42,7 +42,17 @@ _METHOD = re.compile(
     r"(?:how (?:much|many|long|often|big|large)|kolik|jak (?:dlouho|často|casto))\b",
     re.IGNORECASE,
 )
-_FIGURE = re.compile(r"\d")
+# A figure in digits or in words ("up to four priority levels", "jednou týdně", "za dva týdny").
+# English "one" is left out (a pronoun as often: "the old one"), and so are bare Czech forms
+# that are English words ("pet", "tri").
+_FIGURE = re.compile(
+    r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
+    r"|hundred|thousand|once|twice|dozen"
+    r"|jeden|jedna|jedno|jednou|jednu|dva|dvě|dve|tři|čtyři|ctyri|pět|šest|sest|sedm|osm|devět|devet"
+    r"|deset|dvanáct|dvanact|patnáct|patnact|dvacet|třicet|tricet|sto|tisíc|tisic|dvakrát|dvakrat|třikrát|trikrat"
+    r"|polovin\w*|pětin\w*|petin\w*|čtvrtin\w*|ctvrtin\w*)\b",
+    re.IGNORECASE,
+)
 # A sentence that opens by pointing back ("It defaults to 64MB", "After that the key is
 # forgotten", "Ten platí 24 hodin") says its figure of something only the sentence before names.
 _POINTS_BACK = re.compile(

@@ -99,3 +99,18 @@ def test_a_figure_that_points_back_does_not_stand_alone() -> None:
     draft = extract_answer("How long are call recordings stored?",
                            [candidate(1, "Phone and voicemail > Call recordings", body)])
     assert len(quoted(draft.text)) == 2, draft.text
+
+
+@pytest.mark.parametrize(("question", "heading", "body", "answer"), [
+    ("How many priority levels can an SLA policy have?", "SLA policies > Priorities",
+     "A policy sets reply targets for up to four priority levels. "
+     "Open Admin > Automation > SLA policies and choose New policy. Enter the targets per priority.",
+     "A policy sets reply targets for up to four priority levels."),
+    ("Jak často se má v akváriu měnit voda?", "Akvária > Výměna vody",
+     "Jednou týdně vyměňte zhruba pětinu vody v akváriu. Novou vodu ošetřete upravovačem, který odstraní chlor.",
+     "Jednou týdně vyměňte zhruba pětinu vody v akváriu."),
+])
+def test_an_amount_written_in_words_is_a_figure(question: str, heading: str, body: str, answer: str) -> None:
+    """docs/decisions/0141. Seen red with digits alone counted as figures."""
+    draft = extract_answer(question, [candidate(5, heading, body)])
+    assert quoted(draft.text) == [(answer, 5)], draft.text
