@@ -1,17 +1,15 @@
-"""Questions that ask for one amount or one time, answered by the one sentence that states it.
+"""Questions that ask for one amount, answered by the one sentence that states it.
 
 "How long are call recordings stored?" is answered by "Recordings are kept for 60 days and then
 deleted."; the passage's other sentences ("Recording is off until an admin turns on Record
-calls…") were what a reader cut from such answers (docs/decisions/0139). An amount may be
-written in words ("up to four priority levels", 0141); "When do pending tickets close?" wants a
-number with a unit of time (0142). A question that asks a second thing ("…and how do I change
-it?") or asks how to find or change the amount keeps the whole passage.
+calls…") were what a reader cut from such answers (docs/decisions/0139). A question that asks a
+second thing ("…and how do I change it?") or asks how to find or change the amount keeps the
+whole passage.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 # English and Czech, the Czech with or without its diacritics ("kolik stojí", "jak dlouho",
 # "výchozí"). "Default" counts only as "what is the default …": "by default" is as often a
@@ -47,24 +45,12 @@ _METHOD = re.compile(
 # A figure in digits or in words ("up to four priority levels", "jednou týdně", "za dva týdny").
 # English "one" is left out (a pronoun as often: "the old one"), and so are bare Czech forms
 # that are English words ("pet", "tri").
-_NUMBER = (
-    r"(?:\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
+_FIGURE = re.compile(
+    r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
     r"|hundred|thousand|once|twice|dozen"
     r"|jeden|jedna|jedno|jednou|jednu|dva|dvě|dve|tři|čtyři|ctyri|pět|šest|sest|sedm|osm|devět|devet"
     r"|deset|dvanáct|dvanact|patnáct|patnact|dvacet|třicet|tricet|sto|tisíc|tisic|dvakrát|dvakrat|třikrát|trikrat"
-    r"|polovin\w*|pětin\w*|petin\w*|čtvrtin\w*|ctvrtin\w*)\b)")
-_FIGURE = re.compile(_NUMBER, re.IGNORECASE)
-# "When do pending tickets close?", "Do kdy musím nahlásit…?": the answer is a time. English
-# "when" counts only where it opens the question ("What happens when…" asks what; "When I run
-# it, …" is a condition).
-_WHEN = re.compile(
-    r"^\W*when\b(?!\s+(?:i|we|you|my|our)\b)|\bhow soon\b|\bkdy\b|\bjak brzy\b|\bnejpozd[ěe]ji\b",
-    re.IGNORECASE,
-)
-# A number with a unit of time at most one word after it: "after 96 hours", "do 3 pracovních dnů".
-_TIME = re.compile(
-    _NUMBER + r"[\w,.–-]*\s+(?:\w+\s+)?"
-    r"(?:second|minute|hour|day|week|month|year|sekund|minut|hodin|den\b|dn[ůíuiy]|dny|týd|tyd|měsíc|mesic|rok|let\b)",
+    r"|polovin\w*|pětin\w*|petin\w*|čtvrtin\w*|ctvrtin\w*)\b",
     re.IGNORECASE,
 )
 # A sentence that opens by pointing back ("It defaults to 64MB", "After that the key is
@@ -76,27 +62,11 @@ _POINTS_BACK = re.compile(
 )
 
 
-def wanted_statement(question: str) -> Callable[[str], bool] | None:
-    """For a question that asks one amount (or one time) and nothing else, what the sentence
-    that answers it states; None for any other question."""
-    if _SECOND_PART.search(question) or _METHOD.search(question):
-        return None
-    if _AMOUNT.search(question):
-        return states_figure
-    if _WHEN.search(question):
-        return states_time
-    return None
-
-
 def asks_one_amount(question: str) -> bool:
-    return wanted_statement(question) is states_figure
+    """An amount and nothing else: its answer is the one sentence that states it."""
+    return bool(_AMOUNT.search(question)) and not _SECOND_PART.search(question) and not _METHOD.search(question)
 
 
 def states_figure(sentence: str) -> bool:
     """A figure in a sentence that can stand alone."""
     return bool(_FIGURE.search(sentence)) and not _POINTS_BACK.match(sentence)
-
-
-def states_time(sentence: str) -> bool:
-    """A number of seconds to years in a sentence that can stand alone (0142)."""
-    return bool(_TIME.search(sentence)) and not _POINTS_BACK.match(sentence)

@@ -17,12 +17,12 @@ and its default as the chunk states them: "`work_mem` (integer, default 4MB): Se
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from answering.pipeline.amounts import wanted_statement
+from answering.pipeline.amounts import asks_one_amount, states_figure
 from answering.pipeline.drafts import Draft
 from answering.pipeline.entities import TERM, chunk_body, entity_lead, entity_name
 from answering.pipeline.listings import enclosing_listing, inside_listing, is_code, is_fragment, listing_after
@@ -288,25 +288,24 @@ def _retrieval_prior(sentences: list[_Sentence], context: list[Candidate]) -> np
     return np.array([RANK_PENALTY * position[s.candidate.chunk_id] for s in sentences])
 
 
-def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, *,
-          stating: Callable[[str], bool] | None = None) -> list[_Sentence]:
+def _pick(ranked: list[tuple[_Sentence, float]], minimum: float, *, one_amount: bool = False) -> list[_Sentence]:
     """Passage first (docs/decisions/0101, 0107): the best-ranked chunk with a quotable sentence
     (`ranked` best first, each with its quotable score) is the answer, its best sentence and its
     other quotable ones in the order the page says them. No other chunk's sentence joins: one
     that shared a word with the question was more often another page's fact than the missing
-    part of the answer (0107). None is said twice. `stating`: the question asks for one amount
-    (or one time) and nothing else, and the passage's best sentence that states one is the whole
-    answer (0139, 0142)."""
+    part of the answer (0107). None is said twice. `one_amount`: the question asks for one
+    amount and nothing else, and the passage's best sentence that states a figure is the whole
+    answer (0139)."""
     # The passage is the best-ranked chunk that has a sentence above the floor (retrieval ranked
     # whole chunks with both legs and the reranker), quoted from its best sentence.
     eligible = [sentence for sentence, quotable in ranked if quotable >= minimum]
     top = min(sentence.place for sentence in eligible)
     anchor = next(sentence for sentence in eligible if sentence.place == top)
-    if stating is not None:
-        answer = next((sentence for sentence, quotable in ranked if sentence.place == top
-                       and quotable >= minimum - PASSAGE_SLACK and stating(sentence.text)), None)
-        if answer is not None:
-            return [answer]
+    if one_amount:
+        stating = next((sentence for sentence, quotable in ranked if sentence.place == top
+                        and quotable >= minimum - PASSAGE_SLACK and states_figure(sentence.text)), None)
+        if stating is not None:
+            return [stating]
     passage = [anchor]
     for sentence, quotable in ranked:
         if len(passage) >= MAX_SENTENCES:
@@ -379,7 +378,7 @@ def _extract(question: str, sentences: list[_Sentence], context: list[Candidate]
             if sentence.candidate.contested and sentence.candidate.document_id not in best:
                 best[sentence.candidate.document_id] = sentence
         return _conflict_answer(list(best.values())[:3])
-    picked = _pick(scored, minimum, stating=wanted_statement(question))
+    picked = _pick(scored, minimum, one_amount=asks_one_amount(question))
     cited = list(dict.fromkeys(p.candidate.chunk_id for p in picked))
     text = _quote(picked)
     lead = entity_lead(picked[0].candidate, [p.candidate for p in picked], picked[0].text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from answering.pipeline.amounts import asks_one_amount, wanted_statement
+from answering.pipeline.amounts import asks_one_amount
 from answering.pipeline.extractive import extract_answer
 from answering.tests.test_extractive import candidate, quoted
 
@@ -114,37 +114,3 @@ def test_an_amount_written_in_words_is_a_figure(question: str, heading: str, bod
     """docs/decisions/0141. Seen red with digits alone counted as figures."""
     draft = extract_answer(question, [candidate(5, heading, body)])
     assert quoted(draft.text) == [(answer, 5)], draft.text
-
-
-@pytest.mark.parametrize(("question", "wanted"), [
-    ("When do pending tickets close automatically?", "states_time"),
-    ("Zrušil jsem objednávku, kdy mi vrátíte peníze?", "states_time"),
-    ("Do kdy musím nahlásit rozbité zboží?", "states_time"),
-    ("How long are call recordings stored?", "states_figure"),
-    ("What happens when a webhook delivery fails?", None),
-    ("When I run a file with psql -f and one statement fails, psql carries on. How do I stop it?", None),
-    ("When do tickets close, and can I change it?", None),
-])
-def test_what_the_answering_sentence_states(question: str, wanted: str | None) -> None:
-    found = wanted_statement(question)
-    assert (found.__name__ if found else None) == wanted
-
-
-PENDING = ("Tickets waiting in Pending are closed after 96 hours without a customer reply. "
-           "The customer gets no message when a ticket closes. "
-           "To say goodbye, add a reply to the macro that sets tickets to Pending.")
-
-
-def test_a_question_asking_when_gets_the_sentence_that_states_the_time() -> None:
-    """docs/decisions/0142. Seen red without the time cue (the passage's three sentences)."""
-    draft = extract_answer("When do pending tickets close automatically?",
-                           [candidate(6, "Ticket statuses > Pending", PENDING)])
-    assert quoted(draft.text) == [("Tickets waiting in Pending are closed after 96 hours without a customer reply.", 6)]
-
-
-def test_a_number_without_a_unit_of_time_does_not_answer_when() -> None:
-    """A release number is no time: the passage stays (seen red with any figure taken)."""
-    body = "Django 2.0 added support for window functions. They are written with the Window expression."
-    draft = extract_answer("When did the ORM gain support for window functions?",
-                           [candidate(7, "Query expressions > Window functions", body)])
-    assert len(quoted(draft.text)) == 2, draft.text
