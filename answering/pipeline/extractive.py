@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from answering.pipeline.amounts import asks_one_amount, states_figure
+from answering.pipeline.amounts import asks_one_amount, figure_or_default, leans_to_figures, states_figure
 from answering.pipeline.drafts import Draft
 from answering.pipeline.entities import TERM, chunk_body, entity_lead, entity_name
 from answering.pipeline.listings import enclosing_listing, inside_listing, is_code, is_fragment, listing_after
@@ -76,12 +76,6 @@ _ANNOUNCES = re.compile(r"\b(?:following|as follows|for (?:example|instance)|exa
                         r"|\b(?:následující\w*|následovně|například|tyto|těmito|níže|patří)\b", re.IGNORECASE)
 # Two sentences sharing this share of their words say the same thing once too often.
 _SAME_WORDS = 0.8
-# A question asking for an amount. "What is the API rate limit?" is one (helpwise-n039's answer
-# is "600 requests per minute"); "Can I get a higher rate limit?" is not (paylane-n022 lost its
-# answer to "$249/month" while any "limit" counted).
-_QUANTITY = re.compile(r"\b(?:how (?:much|many|long|often|big|large)|default|maximum|minimum)\b"
-                       r"|\bwhat(?:'s|\s+is|\s+are)\b[^?]{0,80}?\b(?:limit|size|timeout|quota)s?\b", re.IGNORECASE)
-_FIGURE = re.compile(r"\d|\bdefault\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -239,8 +233,8 @@ def _score(question: str, sentences: list[_Sentence], *, headed: bool,
         cosine = 2 * cosine - vectors[len(lead):] @ vectors[1]
     plain, under_heading = cosine[: len(sentences)], cosine[len(sentences):] if headed else cosine
     bonus = [lexical_bonus(question, s.text, entity=s.entity) for s in sentences]
-    if _QUANTITY.search(question):
-        bonus = [b + (0.05 if _FIGURE.search(s.text) else 0.0) for b, s in zip(bonus, sentences)]
+    if leans_to_figures(question):
+        bonus = [b + (0.05 if figure_or_default(s.text) else 0.0) for b, s in zip(bonus, sentences)]
     return _Scores(plain + np.array(bonus), np.maximum(plain, under_heading) + np.array(bonus), states)
 
 
